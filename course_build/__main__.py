@@ -1,0 +1,46 @@
+"""``python -m course_build``: regenerate the lessons' artifacts, or ``--check`` they are current."""
+
+import argparse
+import sys
+import time
+
+from course_build.generate import regenerate, stale_artifacts
+from course_build.paths import lesson_names
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m course_build",
+        description="Regenerate nbgrader source, student and solution notebooks from lessons/*.md.",
+    )
+    parser.add_argument(
+        "--lesson",
+        action="append",
+        choices=lesson_names(),
+        help="only this lesson (repeatable); default: every lesson",
+    )
+    parser.add_argument(
+        "--check",
+        action="store_true",
+        help="write nothing; exit 1 if any generated file is stale or missing",
+    )
+    args = parser.parse_args(argv)
+    lessons = args.lesson or lesson_names()
+    if args.check:
+        problems = [problem for lesson in lessons for problem in stale_artifacts(lesson)]
+        for problem in problems:
+            print(f"STALE: {problem}")
+        if problems:
+            print("Run `python -m course_build` to regenerate.")
+            return 1
+        print(f"{len(lessons)} lesson(s) in sync with their sources.")
+        return 0
+    for lesson in lessons:
+        started = time.perf_counter()
+        regenerate(lesson)
+        print(f"{lesson}: regenerated in {time.perf_counter() - started:.1f} s", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
