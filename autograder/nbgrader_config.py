@@ -14,8 +14,16 @@ c.CourseDirectory.db_url = "sqlite:///gradebook.db"
 c.ExecutePreprocessor.timeout = 120
 c.ExecutePreprocessor.interrupt_on_timeout = True
 
-# Feedback shows the student's work and the visible tests, never the hidden tests' code.
+# Feedback shows the student's work and the visible tests, never the hidden tests' code: their
+# source is cleared and failed tests show only the error message, not a traceback quoting them.
 from nbconvert.preprocessors import CSSHTMLHeaderPreprocessor  # noqa: E402
 from nbgrader.preprocessors import ClearHiddenTests, GetGrades  # noqa: E402
 
-c.GenerateFeedback.preprocessors = [GetGrades, ClearHiddenTests, CSSHTMLHeaderPreprocessor]
+from course_build.feedback import ShortenTestTracebacks  # noqa: E402
+
+c.GenerateFeedback.preprocessors = [
+    GetGrades,
+    ClearHiddenTests,
+    ShortenTestTracebacks,
+    CSSHTMLHeaderPreprocessor,
+]

@@ -31,10 +31,10 @@ def write_notebook(notebook: NotebookNode, path: Path) -> None:
     nbformat.write(notebook, path)
 
 
-def release_notebook(lesson: str) -> NotebookNode:
-    """nbgrader's student version of the written source notebook (``generate_assignment``)."""
+def release_notebook(lesson: str, source: NotebookNode) -> NotebookNode:
+    """nbgrader's student version (``generate_assignment``) of the lesson's source notebook."""
     with tempfile.TemporaryDirectory(prefix="course-release-") as tmp:
-        course = make_course_dir(Path(tmp), [lesson])
+        course = make_course_dir(Path(tmp), {lesson: source})
         run_nbgrader(course, "generate_assignment", lesson, "--force")
         return nbformat.read(course / "release" / lesson / f"{lesson}.ipynb", as_version=4)
 
@@ -68,7 +68,8 @@ def regenerate(lesson: str) -> None:
     write_notebook(source, nbgrader_source_notebook(lesson))
     executed = execute_notebook(copy.deepcopy(source))
     write_notebook(executed, solution_notebook(lesson))
-    write_notebook(student_with_outputs(release_notebook(lesson), executed), student_notebook(lesson))
+    release = release_notebook(lesson, source)
+    write_notebook(student_with_outputs(release, executed), student_notebook(lesson))
 
 
 def _structure(notebook: NotebookNode) -> dict[str, Any]:
@@ -93,7 +94,7 @@ def stale_artifacts(lesson: str) -> list[str]:
     expected = {
         nbgrader_source_notebook(lesson): source,
         solution_notebook(lesson): source,
-        student_notebook(lesson): release_notebook(lesson),
+        student_notebook(lesson): release_notebook(lesson, source),
     }
     for path, wanted in expected.items():
         shown = path.relative_to(REPO_ROOT)

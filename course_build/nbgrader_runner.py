@@ -10,20 +10,25 @@ import subprocess
 import sys
 from pathlib import Path
 
-from course_build.paths import NBGRADER_CONFIG, NBGRADER_SOURCE_DIR
+import nbformat
+from nbformat import NotebookNode
+
+from course_build.paths import NBGRADER_CONFIG
 
 
 class NbgraderError(RuntimeError):
     """An nbgrader command failed; the message carries its output."""
 
 
-def make_course_dir(workdir: Path, lessons: list[str]) -> Path:
-    """A fresh nbgrader course directory under ``workdir`` holding the lessons' source notebooks."""
+def make_course_dir(workdir: Path, sources: dict[str, NotebookNode]) -> Path:
+    """A fresh nbgrader course directory under ``workdir`` holding the given source notebooks."""
     course = workdir / "course"
-    (course / "source").mkdir(parents=True, exist_ok=True)
+    course.mkdir(parents=True, exist_ok=True)
     shutil.copy(NBGRADER_CONFIG, course / "nbgrader_config.py")
-    for lesson in lessons:
-        shutil.copytree(NBGRADER_SOURCE_DIR / lesson, course / "source" / lesson, dirs_exist_ok=True)
+    for lesson, notebook in sources.items():
+        path = course / "source" / lesson / f"{lesson}.ipynb"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        nbformat.write(notebook, path)
     return course
 
 

@@ -1,0 +1,7 @@
+#!/usr/bin/env bash
+# Install everything and run the checks: lint, then the test suite (extra pytest arguments pass through).
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/install.sh"
+ruff check .
+ruff format --check .
+python -m pytest "$@"

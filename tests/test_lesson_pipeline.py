@@ -1,0 +1,82 @@
+"""Every lesson: artifacts in sync, notebooks run, nbgrader grades the solution and the blank."""
+
+import copy
+
+import nbformat
+import pytest
+from notebook_errors import names_defined_by_answers, unexpected_errors
+
+from course_build.__main__ import main as course_build_main
+from course_build.execute import execute_notebook
+from course_build.paths import (
+    lesson_names,
+    nbgrader_source_notebook,
+    solution_notebook,
+    student_notebook,
+)
+
+LESSONS = lesson_names()
+
+
+def test_every_lesson_has_generated_artifacts_in_sync(capsys):
+    assert course_build_main(["--check"]) == 0, capsys.readouterr().out
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("lesson", LESSONS)
+def test_solution_notebook_runs_top_to_bottom(lesson):
+    notebook = nbformat.read(solution_notebook(lesson), as_version=4)
+    execute_notebook(notebook)  # raises CellExecutionError on the first failing cell
+    errors = [o for c in notebook.cells for o in c.get("outputs", []) if o.output_type == "error"]
+    assert not errors
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("lesson", LESSONS)
+def test_student_notebook_runs_but_for_the_stubs(lesson):
+    student = nbformat.read(student_notebook(lesson), as_version=4)
+    executed = execute_notebook(copy.deepcopy(student), allow_errors=True)
+    source = nbformat.read(nbgrader_source_notebook(lesson), as_version=4)
+    assert unexpected_errors(executed, names_defined_by_answers(source)) == []
+    stub_errors = [
+        c.id
+        for c in executed.cells
+        if c.metadata.get("nbgrader", {}).get("solution") and c.cell_type == "code"
+        if any(o.get("ename") == "NotImplementedError" for o in c.get("outputs", []))
+    ]
+    assert stub_errors, "a student notebook should have stubs that raise NotImplementedError"
+
+
+@pytest.mark.parametrize("lesson", LESSONS)
+def test_student_notebook_shows_no_solution_or_hidden_test(lesson):
+    student = nbformat.read(student_notebook(lesson), as_version=4)
+    source = nbformat.read(nbgrader_source_notebook(lesson), as_version=4)
+    text = "\n".join(cell.source for cell in student.cells)
+    for marker in ("BEGIN SOLUTION", "END SOLUTION", "BEGIN HIDDEN TESTS", "END HIDDEN TESTS"):
+        assert marker not in text
+    for cell in source.cells:
+        if cell.metadata.get("nbgrader", {}).get("solution") and cell.cell_type == "markdown":
+            assert cell.source not in text, f"the model answer of {cell.id} leaked"
+    graded_outputs = [
+        c.id for c in student.cells if "nbgrader" in c.metadata and c.cell_type == "code" and c.outputs
+    ]
+    assert graded_outputs == [], "answer and test cells must not carry the solution run's outputs"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("lesson", LESSONS)
+def test_nbgrader_gives_the_solution_full_marks(lesson, solution_and_blank_grades):
+    report = solution_and_blank_grades(lesson)["solution"]
+    assert report.autograded, f"{lesson} has no autograded cell"
+    lost = {g: report.scores[g] for g in report.autograded if report.scores[g] != report.max_scores[g]}
+    assert lost == {}, f"the reference solution lost points: {lost}"
+    written = [g for g in report.scores if g not in report.autograded]
+    assert sorted(written) == report.awaiting_manual_grade
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("lesson", LESSONS)
+def test_nbgrader_gives_the_blank_release_zero_everywhere(lesson, solution_and_blank_grades):
+    report = solution_and_blank_grades(lesson)["blank"]
+    assert report.scores, f"{lesson} has no graded cell"
+    assert {g: s for g, s in report.scores.items() if s != 0} == {}
