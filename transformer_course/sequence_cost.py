@@ -174,6 +174,7 @@ class SequenceCostExplorer(ShowsView):
         ax.plot(lengths, self.timings["attention"] * 1e3, "s-", label="self-attention (one pass)")
         ax.axvline(n, color="grey", linestyle="--", linewidth=1)
         ax.set_xscale("log", base=2)
+        ax.set_xticks(lengths, [str(n) for n in lengths])
         ax.set_yscale("log")
         ax.set_xlabel("sequence length n (tokens)")
         ax.set_ylabel("time on one core here (ms)")

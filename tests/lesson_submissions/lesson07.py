@@ -1,0 +1,312 @@
+"""Realistic submissions for lesson 7's encoder-layer project and Apply exercises.
+
+``CORRECT`` maps a name to answers (grade_id -> cell source) that must earn full marks; ``WRONG``
+maps a name to answers holding one typical mistake, ``CAUGHT_BY`` names exactly the test cells
+that must score zero for it (every other test cell must give full marks), and ``FEEDBACK`` a
+phrase its feedback must contain. Answers not given are the reference solution's.
+"""
+
+LESSON = "07_transformer"
+
+_REFERENCE_PIECES = """import numpy as np
+
+def softmax(x, axis=-1):
+    shifted = x - np.max(x, axis=axis, keepdims=True)
+    exps = np.exp(shifted)
+    return exps / np.sum(exps, axis=axis, keepdims=True)
+
+
+def scaled_dot_product_attention(Q, K, V, mask=None):
+    scores = Q @ np.swapaxes(K, -1, -2) / np.sqrt(Q.shape[-1])
+    if mask is not None:
+        scores = np.where(mask, scores, -np.inf)
+    weights = softmax(scores, axis=-1)
+    return weights @ V, weights
+
+
+def positional_encoding(seq_len, d_model):
+    positions = np.arange(seq_len)[:, None]
+    i = np.arange(d_model)[None, :] // 2
+    angles = positions / 10000.0 ** (2 * i / d_model)
+    return np.where(np.arange(d_model) % 2 == 0, np.sin(angles), np.cos(angles))
+
+
+def layer_norm(x, gamma, beta, eps=1e-5):
+    mean = x.mean(axis=-1, keepdims=True)
+    var = x.var(axis=-1, keepdims=True)
+    return gamma * (x - mean) / np.sqrt(var + eps) + beta
+
+
+def feed_forward(x, W1, b1, W2, b2):
+    return np.maximum(0, x @ W1 + b1) @ W2 + b2
+"""
+
+_REFERENCE_ATTENTION = """def self_attention_sublayer(x, params):
+    Q, K, V = x @ params["W_q"], x @ params["W_k"], x @ params["W_v"]
+    attended, weights = scaled_dot_product_attention(Q, K, V)
+    return layer_norm(x + attended @ params["W_o"], params["gamma1"], params["beta1"]), weights
+"""
+
+_REFERENCE_FFN = """def feed_forward_sublayer(h, params):
+    inner = feed_forward(h, params["W1"], params["b1"], params["W2"], params["b2"])
+    return layer_norm(h + inner, params["gamma2"], params["beta2"])
+"""
+
+CORRECT: dict[str, dict[str, str]] = {
+    # einsum everywhere, an add-and-norm helper, and np.add for the positions.
+    "einsum_and_helper": {
+        "pieces_from_earlier_lessons": (
+            "import numpy as np\n\n"
+            "def softmax(x, axis=-1):\n"
+            "    e = np.exp(x - x.max(axis=axis, keepdims=True))\n"
+            "    return e / e.sum(axis=axis, keepdims=True)\n\n"
+            "def scaled_dot_product_attention(Q, K, V, mask=None):\n"
+            "    scores = np.einsum('...qd,...kd->...qk', Q, K) / np.sqrt(Q.shape[-1])\n"
+            "    if mask is not None:\n"
+            "        scores = np.where(mask, scores, -1e9)\n"
+            "    w = softmax(scores)\n"
+            "    return np.einsum('...qk,...kv->...qv', w, V), w\n\n"
+            "def positional_encoding(seq_len, d_model):\n"
+            "    pe = np.zeros((seq_len, d_model))\n"
+            "    for pos in range(seq_len):\n"
+            "        for col in range(d_model):\n"
+            "            angle = pos / 10000 ** (2 * (col // 2) / d_model)\n"
+            "            pe[pos, col] = np.sin(angle) if col % 2 == 0 else np.cos(angle)\n"
+            "    return pe\n\n"
+            "def layer_norm(x, gamma, beta, eps=1e-5):\n"
+            "    centred = x - x.mean(-1, keepdims=True)\n"
+            "    return gamma * centred / np.sqrt((centred**2).mean(-1, keepdims=True) + eps) + beta\n\n"
+            "def feed_forward(x, W1, b1, W2, b2):\n"
+            "    hidden = x @ W1 + b1\n"
+            "    return np.where(hidden > 0, hidden, 0.0) @ W2 + b2\n"
+        ),
+        "self_attention_sublayer": (
+            "def add_and_norm(x, sublayer_out, gamma, beta):\n"
+            "    return layer_norm(x + sublayer_out, gamma, beta)\n\n"
+            "def self_attention_sublayer(x, params):\n"
+            "    Q = np.einsum('...nd,dk->...nk', x, params['W_q'])\n"
+            "    K = np.einsum('...nd,dk->...nk', x, params['W_k'])\n"
+            "    V = np.einsum('...nd,dk->...nk', x, params['W_v'])\n"
+            "    out, w = scaled_dot_product_attention(Q, K, V)\n"
+            "    return add_and_norm(x, out @ params['W_o'], params['gamma1'], params['beta1']), w\n"
+        ),
+        "feed_forward_sublayer": (
+            "def feed_forward_sublayer(h, params):\n"
+            "    f = feed_forward(h, *(params[k] for k in ('W1', 'b1', 'W2', 'b2')))\n"
+            "    return add_and_norm(h, f, params['gamma2'], params['beta2'])\n"
+        ),
+        "encoder_layer": (
+            "def encoder_layer(x, params):\n"
+            "    h, attention_weights = self_attention_sublayer(x, params)\n"
+            "    y = feed_forward_sublayer(h, params)\n"
+            "    return y, attention_weights\n"
+        ),
+        "encode_with_positions": (
+            "def encode_with_positions(embeddings, params):\n"
+            "    pe = positional_encoding(*embeddings.shape[-2:])\n"
+            "    return encoder_layer(np.add(embeddings, pe), params)\n"
+        ),
+    },
+    # Everything in one function per step, np.matmul, float32-safe, answers computed by hand.
+    "matmul_and_arithmetic": {
+        "pieces_from_earlier_lessons": _REFERENCE_PIECES,
+        "self_attention_sublayer": (
+            "def self_attention_sublayer(x, params):\n"
+            "    q = np.matmul(x, params['W_q'])\n"
+            "    k = np.matmul(x, params['W_k'])\n"
+            "    v = np.matmul(x, params['W_v'])\n"
+            "    scores = np.matmul(q, np.moveaxis(k, -1, -2)) / np.sqrt(q.shape[-1])\n"
+            "    w = softmax(scores, axis=-1)\n"
+            "    res = x + np.matmul(np.matmul(w, v), params['W_o'])\n"
+            "    return layer_norm(res, params['gamma1'], params['beta1']), w\n"
+        ),
+        "feed_forward_sublayer": (
+            "def feed_forward_sublayer(h, params):\n"
+            "    hidden = np.clip(np.matmul(h, params['W1']) + params['b1'], 0, None)\n"
+            "    out = np.matmul(hidden, params['W2']) + params['b2']\n"
+            "    return layer_norm(h + out, params['gamma2'], params['beta2'])\n"
+        ),
+        "encoder_layer": (
+            "def encoder_layer(x, params):\n"
+            "    h, w = self_attention_sublayer(x, params)\n"
+            "    return feed_forward_sublayer(h, params), w\n"
+        ),
+        "encode_with_positions": (
+            "def encode_with_positions(embeddings, params):\n"
+            "    x = embeddings + positional_encoding(embeddings.shape[-2], embeddings.shape[-1])\n"
+            "    return encoder_layer(x, params)\n"
+        ),
+        "teacher_forcing_answer": (
+            "target = [5, 8, 3]\ntf_decoder_input = [1] + target\ntf_labels = target + [2]\n"
+        ),
+        "parameter_count_answer": (
+            "encoder_layer_params = 4 * (256 * 256 + 256) + (256 * 1024 + 1024 + 1024 * 256 + 256)"
+            " + 4 * 256\n"
+            "decoder_layer_params = 8 * (256 * 256 + 256) + (256 * 1024 + 1024 + 1024 * 256 + 256)"
+            " + 6 * 256\n"
+            "total_params = 3 * (encoder_layer_params + decoder_layer_params) + 256 * (8000 + 2 * 6000)\n"
+        ),
+    },
+}
+
+WRONG: dict[str, dict[str, str]] = {
+    # Pre-norm instead of the paper's post-norm: x + Sublayer(LayerNorm(x)).
+    "pre_norm": {
+        "self_attention_sublayer": (
+            "def self_attention_sublayer(x, params):\n"
+            "    n = layer_norm(x, params['gamma1'], params['beta1'])\n"
+            "    out, w = scaled_dot_product_attention(n @ params['W_q'], n @ params['W_k'],\n"
+            "                                          n @ params['W_v'])\n"
+            "    return x + out @ params['W_o'], w\n"
+        ),
+        "feed_forward_sublayer": (
+            "def feed_forward_sublayer(h, params):\n"
+            "    n = layer_norm(h, params['gamma2'], params['beta2'])\n"
+            "    return h + feed_forward(n, params['W1'], params['b1'], params['W2'], params['b2'])\n"
+        ),
+    },
+    # Forgets the residual around attention.
+    "no_attention_residual": {
+        "self_attention_sublayer": (
+            "def self_attention_sublayer(x, params):\n"
+            "    out, w = scaled_dot_product_attention(x @ params['W_q'], x @ params['W_k'],\n"
+            "                                          x @ params['W_v'])\n"
+            "    return layer_norm(out @ params['W_o'], params['gamma1'], params['beta1']), w\n"
+        ),
+    },
+    # Copy-paste slip: the keys use W_q.
+    "keys_from_w_q": {
+        "self_attention_sublayer": (
+            "def self_attention_sublayer(x, params):\n"
+            "    out, w = scaled_dot_product_attention(x @ params['W_q'], x @ params['W_q'],\n"
+            "                                          x @ params['W_v'])\n"
+            "    return layer_norm(x + out @ params['W_o'], params['gamma1'], params['beta1']), w\n"
+        ),
+    },
+    # The pasted attention normalizes over the queries (axis -2) instead of the keys.
+    "softmax_over_queries": {
+        "pieces_from_earlier_lessons": _REFERENCE_PIECES.replace(
+            "weights = softmax(scores, axis=-1)", "weights = softmax(scores, axis=-2)"
+        ),
+    },
+    # The pasted attention uses K.T: fine for one sentence, broken with batch dimensions.
+    "batchless_attention": {
+        "pieces_from_earlier_lessons": _REFERENCE_PIECES.replace("Q @ np.swapaxes(K, -1, -2)", "Q @ K.T"),
+    },
+    # The pasted feed-forward network lost its ReLU.
+    "relu_missing": {
+        "pieces_from_earlier_lessons": _REFERENCE_PIECES.replace(
+            "np.maximum(0, x @ W1 + b1) @ W2 + b2", "(x @ W1 + b1) @ W2 + b2"
+        ),
+    },
+    # The pasted positional encoding counts positions from 1.
+    "positions_from_one": {
+        "pieces_from_earlier_lessons": _REFERENCE_PIECES.replace(
+            "np.arange(seq_len)[:, None]", "np.arange(1, seq_len + 1)[:, None]"
+        ),
+    },
+    # Right numbers, but adds the positions into the caller's array.
+    "positions_in_place": {
+        "encode_with_positions": (
+            "def encode_with_positions(embeddings, params):\n"
+            "    embeddings += positional_encoding(embeddings.shape[-2], embeddings.shape[-1])\n"
+            "    return encoder_layer(embeddings, params)\n"
+        ),
+    },
+    # Labels not shifted: the model would be asked to copy its input.
+    "labels_not_shifted": {
+        "teacher_forcing_answer": "tf_decoder_input = [1, 5, 8, 3]\ntf_labels = [1, 5, 8, 3]\n",
+    },
+    # Counts the weight matrices but forgets every bias.
+    "count_without_biases": {
+        "parameter_count_answer": (
+            "d, d_ff = 256, 1024\n"
+            "encoder_layer_params = 4 * d * d + 2 * d * d_ff + 2 * 2 * d\n"
+            "decoder_layer_params = 8 * d * d + 2 * d * d_ff + 3 * 2 * d\n"
+            "total_params = 3 * (encoder_layer_params + decoder_layer_params) + (8000 + 2 * 6000) * d\n"
+        ),
+    },
+    # Gives the output projection a bias of 6000 the exercise said it does not have.
+    "count_output_bias": {
+        "parameter_count_answer": (
+            "d, d_ff = 256, 1024\n"
+            "attention = 4 * (d * d + d)\n"
+            "ffn = 2 * d * d_ff + d_ff + d\n"
+            "encoder_layer_params = attention + ffn + 4 * d\n"
+            "decoder_layer_params = 2 * attention + ffn + 6 * d\n"
+            "total_params = (3 * (encoder_layer_params + decoder_layer_params)\n"
+            "                + (8000 + 6000) * d + 6000 * d + 6000)\n"
+        ),
+    },
+}
+
+CAUGHT_BY: dict[str, frozenset[str]] = {
+    "pre_norm": frozenset(
+        {
+            "attention_sublayer_basics",
+            "attention_sublayer_values",
+            "ffn_sublayer_values",
+            "encoder_layer_values",
+            "encoder_layer_properties",
+            "encode_with_positions_values",
+        }
+    ),
+    "no_attention_residual": frozenset(
+        {
+            "attention_sublayer_values",
+            "encoder_layer_values",
+            "encode_with_positions_values",
+        }
+    ),
+    "keys_from_w_q": frozenset(
+        {
+            "attention_sublayer_values",
+            "encoder_layer_values",
+            "encode_with_positions_values",
+        }
+    ),
+    "softmax_over_queries": frozenset(
+        {
+            "attention_sublayer_basics",
+            "attention_sublayer_values",
+            "encoder_layer_values",
+            "encode_with_positions_values",
+        }
+    ),
+    "batchless_attention": frozenset(
+        {
+            "attention_sublayer_basics",
+            "attention_sublayer_values",
+            "encoder_layer_values",
+            "encoder_layer_properties",
+            "encode_with_positions_values",
+            "encode_with_positions_properties",
+        }
+    ),
+    "relu_missing": frozenset(
+        {
+            "ffn_sublayer_values",
+            "encoder_layer_values",
+            "encode_with_positions_values",
+        }
+    ),
+    "positions_from_one": frozenset({"encode_with_positions_values"}),
+    "positions_in_place": frozenset({"encode_with_positions_properties"}),
+    "labels_not_shifted": frozenset({"teacher_forcing_test"}),
+    "count_without_biases": frozenset({"parameter_count_layers", "parameter_count_total"}),
+    "count_output_bias": frozenset({"parameter_count_total"}),
+}
+
+FEEDBACK: dict[str, str] = {
+    "pre_norm": "applied after adding the residual",
+    "no_attention_residual": "did you add the residual x before normalizing",
+    "keys_from_w_q": "attention weights differ from PyTorch",
+    "softmax_over_queries": "is your softmax over the key axis",
+    "batchless_attention": "Leading batch dimensions must work",
+    "relu_missing": "is the ReLU between the two linear layers",
+    "positions_from_one": "positions from 0",
+    "positions_in_place": "encode_with_positions changed its input",
+    "labels_not_shifted": "the labels are the target followed by EOS",
+    "count_without_biases": "4(d^2 + d) for attention",
+    "count_output_bias": "output projection, no bias",
+}

@@ -1,0 +1,89 @@
+"""Lesson 5's positional-encoding widgets: the table matches the formula and controls redraw."""
+
+import numpy as np
+import pytest
+import torch
+
+from transformer_course.position_widgets import (
+    EncodingHeatmap,
+    EncodingWaves,
+    PositionSimilarity,
+    wavelength,
+)
+
+
+def _torch_table(seq_len: int, d_model: int) -> np.ndarray:
+    position = torch.arange(seq_len, dtype=torch.float64).unsqueeze(1)
+    exponent = torch.arange(0, d_model, 2, dtype=torch.float64) / d_model
+    angle = position / torch.pow(torch.tensor(10000.0, dtype=torch.float64), exponent)
+    table = torch.zeros(seq_len, d_model, dtype=torch.float64)
+    table[:, 0::2] = torch.sin(angle)
+    table[:, 1::2] = torch.cos(angle[:, : d_model // 2])
+    return table.numpy()
+
+
+def test_heatmap_table_follows_the_sliders_and_the_formula():
+    heatmap = EncodingHeatmap(seq_len=20, d_model=8)
+    assert np.allclose(heatmap.table(), _torch_table(20, 8))
+    assert heatmap.table()[0].tolist() == [0.0, 1.0] * 4
+    before_text, before_plot = heatmap.readout.value, heatmap.plot.value
+    heatmap.d_model.value = 7  # odd: the last column is a sine
+    heatmap.seq_len.value = 33
+    assert np.allclose(heatmap.table(), _torch_table(33, 7))
+    assert heatmap.readout.value != before_text and heatmap.plot.value != before_plot
+    assert "(33, 7)" in heatmap.readout.value
+    assert f"{wavelength(6, 7):,.0f}" in heatmap.readout.value
+
+
+def test_wavelength_is_two_pi_times_the_frequency_base():
+    assert wavelength(0, 64) == pytest.approx(2 * np.pi)
+    assert wavelength(1, 64) == wavelength(0, 64)
+    assert wavelength(63, 64) == pytest.approx(2 * np.pi * 10000 ** (62 / 64))
+    table = _torch_table(400, 16)
+    period = wavelength(4, 16)  # column 4 repeats after one wavelength
+    shift = int(round(period))
+    assert np.allclose(table[shift:, 4], np.sin(np.arange(shift, 400) * 2 * np.pi / period))
+
+
+def test_waves_show_the_selected_columns():
+    waves = EncodingWaves(d_model=16, dimensions=(0, 5), seq_len=50)
+    curves = waves.curves()
+    table = _torch_table(50, 16)
+    assert sorted(curves) == [0, 5]
+    assert np.allclose(curves[5], table[:, 5])
+    before_plot = waves.plot.value
+    waves.dimensions.value = (2, 3, 14)
+    assert sorted(waves.curves()) == [2, 3, 14]
+    assert waves.plot.value != before_plot
+    assert "14 (sin" in waves.readout.value and "3 (cos" in waves.readout.value
+    waves.dimensions.value = ()
+    assert "Select at least one" in waves.readout.value and waves.plot.value == ""
+
+
+def test_similarity_depends_on_the_offset_only():
+    similarity = PositionSimilarity(d_model=32, first=45, second=150, max_offset=40)
+    table = _torch_table(200, 32)
+    offsets = similarity.offsets()
+    assert np.allclose(similarity.similarity(45), table[45 + offsets] @ table[45])
+    assert np.allclose(similarity.similarity(45), similarity.similarity(150))
+    assert similarity.similarity(45)[40] == pytest.approx(16.0)  # k = 0: d_model / 2
+    before_text = similarity.readout.value
+    similarity.d_model.value = 64
+    assert similarity.similarity(45)[40] == pytest.approx(32.0)
+    assert similarity.readout.value != before_text and "32.0" in similarity.readout.value
+
+
+@pytest.mark.parametrize(
+    "factory, message",
+    [
+        (lambda: EncodingHeatmap(seq_len=0), "positive"),
+        (lambda: EncodingHeatmap(d_model=300), "up to 256"),
+        (lambda: EncodingWaves(d_model=8, dimensions=(9,)), "not columns"),
+        (lambda: EncodingWaves(dimensions=()), "at least one"),
+        (lambda: PositionSimilarity(d_model=7), "even d_model"),
+        (lambda: PositionSimilarity(first=5), "must lie in"),
+    ],
+)
+def test_bad_input_gets_a_clear_error(factory, message):
+    with pytest.raises(ValueError, match=message):
+        factory()

@@ -1,0 +1,72 @@
+"""The learning-rate schedule of *Attention Is All You Need* (section 5.3).
+
+    lrate = d_model^-0.5 * min(step^-0.5, step * warmup^-1.5)
+
+The rate grows linearly for ``warmup`` steps, peaks at ``(d_model * warmup)^-0.5``, then decays
+with the inverse square root of the step. Warmup keeps the first updates small while Adam's
+moment estimates are still noisy, which post-norm Transformers need to train at all.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+PAPER_WARMUP = 4000
+PAPER_ADAM_BETAS = (0.9, 0.98)
+PAPER_ADAM_EPS = 1e-9
+
+
+def _check_sizes(d_model: int, warmup: int) -> None:
+    for name, value in (("d_model", d_model), ("warmup", warmup)):
+        if not isinstance(value, (int, np.integer)) or isinstance(value, bool) or value < 1:
+            raise ValueError(f"{name} must be a positive integer, got {value!r}")
+
+
+def transformer_lr(
+    step: int | np.ndarray, d_model: int = 512, warmup: int = PAPER_WARMUP
+) -> float | np.ndarray:
+    """The paper's learning rate at ``step`` (counted from 1); works on arrays of steps too."""
+    _check_sizes(d_model, warmup)
+    steps = np.asarray(step, dtype=np.float64)
+    if steps.size and (not np.all(np.isfinite(steps)) or steps.min() < 1):
+        raise ValueError(
+            f"steps are counted from 1 (step^-0.5 is undefined at 0); got a smallest step of {steps.min()!r}"
+        )
+    rate = d_model**-0.5 * np.minimum(steps**-0.5, steps * float(warmup) ** -1.5)
+    return float(rate) if rate.ndim == 0 else rate
+
+
+def peak_lr(d_model: int = 512, warmup: int = PAPER_WARMUP) -> float:
+    """The highest rate, reached at ``step == warmup``: ``(d_model * warmup)^-0.5``."""
+    _check_sizes(d_model, warmup)
+    return float((d_model * warmup) ** -0.5)
+
+
+def transformer_scheduler(
+    optimizer: torch.optim.Optimizer,
+    d_model: int = 512,
+    warmup: int = PAPER_WARMUP,
+    scale: float = 1.0,
+) -> torch.optim.lr_scheduler.LambdaLR:
+    """A ``LambdaLR`` that sets every group's rate to ``scale * transformer_lr(step)``.
+
+    Call ``scheduler.step()`` after each ``optimizer.step()``. The k-th optimizer step (from 1)
+    runs at ``transformer_lr(k)``; ``LambdaLR`` multiplies the optimizer's own ``lr``, so the
+    lambda divides it back out and the schedule is absolute whatever ``lr`` the optimizer was
+    built with. ``scale`` multiplies the whole curve (1.0 is the paper).
+    """
+    _check_sizes(d_model, warmup)
+    if not isinstance(optimizer, torch.optim.Optimizer):
+        raise TypeError(f"optimizer must be a torch.optim.Optimizer, got {type(optimizer)}")
+    if not scale > 0:
+        raise ValueError(f"scale must be positive, got {scale!r}")
+    base_rates = [group["lr"] for group in optimizer.param_groups]
+    if any(not rate > 0 for rate in base_rates):
+        raise ValueError(f"the optimizer's lr must be positive to be rescaled, got {base_rates}")
+
+    def factor(base_rate: float):
+        # LambdaLR counts scheduler steps from 0; the paper counts optimizer steps from 1.
+        return lambda k: scale * transformer_lr(k + 1, d_model, warmup) / base_rate
+
+    return torch.optim.lr_scheduler.LambdaLR(optimizer, [factor(rate) for rate in base_rates])
