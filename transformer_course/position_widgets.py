@@ -135,7 +135,8 @@ class EncodingWaves(ShowsView):
         ax.set_xlabel("position")
         ax.set_ylabel("PE value")
         ax.set_ylim(-1.1, 1.1)
-        ax.legend(fontsize=8, loc="lower left")
+        # Outside the axes: the curves fill the whole plot, so any inside corner hides data.
+        ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
         self.plot.value = figure_to_html(
             fig, alt=f"Columns {', '.join(map(str, curves))} of the positional encoding as waves"
         )

@@ -210,7 +210,17 @@ class SimilarityHeatmap:
         image = ax.imshow(scores, cmap="RdBu_r", vmin=-limit, vmax=limit)
         for i in range(n):
             for j in range(n):
-                ax.text(j, i, f"{scores[i, j]:.2f}", ha="center", va="center", fontsize=8)
+                # White on the dark ends of the colormap, black elsewhere, so every number reads.
+                dark = abs(scores[i, j]) > 0.6 * limit
+                ax.text(
+                    j,
+                    i,
+                    f"{scores[i, j]:.2f}",
+                    ha="center",
+                    va="center",
+                    fontsize=8,
+                    color="white" if dark else "black",
+                )
         ax.set_xticks(range(n), self.words, rotation=45, ha="right")
         ax.set_yticks(range(n), self.words)
         selected = self.word.value
