@@ -1,17 +1,31 @@
 """Grade submissions of a lesson with real nbgrader runs and read the scores back.
 
-The tests use this to prove that the solution gets full marks, a blank notebook gets zero and
-realistic wrong work gets partial marks with useful feedback.
+``grade_lesson`` is the batch every grading path shares (the tests, the benchmark and
+``python -m course_build.grade``): fix up the submitted files, ``nbgrader autograde``,
+``nbgrader generate_feedback``, then one ``GradeReport`` per student with the instructor's notes
+(what was repaired, removed or not penalized, and why). ``autograde`` runs it on notebooks
+given in memory, in a throw-away course directory.
 """
 
-from dataclasses import dataclass
+import os
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import nbformat
 from nbformat import NotebookNode
-from nbgrader.api import Gradebook
+from nbgrader.api import Gradebook, MissingEntry
 
-from course_build.nbgrader_runner import make_course_dir, run_nbgrader
+from course_build.collect import normalize_submission
+from course_build.grader_notes import notes_of
+from course_build.nbgrader_runner import (
+    NbgraderError,
+    finish_nbgrader,
+    make_course_dir,
+    run_nbgrader,
+    start_nbgrader,
+)
 from course_build.paths import nbgrader_source_notebook
 
 
@@ -21,12 +35,14 @@ class GradeReport:
 
     ``scores`` maps every graded cell to its points; a written answer still waiting for the
     instructor maps to None. ``auto_total`` / ``auto_max`` cover the autograded cells only.
+    ``notes`` say, for the instructor, what the grader repaired, removed or noticed.
     """
 
     scores: dict[str, float | None]
     max_scores: dict[str, float]
     autograded: frozenset[str]
     feedback_html: str
+    notes: tuple[str, ...] = field(default=())
 
     @property
     def auto_total(self) -> float:
@@ -41,32 +57,155 @@ class GradeReport:
         return sorted(g for g, score in self.scores.items() if score is None)
 
 
-def autograde(lesson: str, submissions: dict[str, NotebookNode], workdir: Path) -> dict[str, GradeReport]:
-    """Run generate_assignment, autograde and generate_feedback on ``submissions`` (student -> notebook)."""
+Submission = NotebookNode | dict[str, bytes]
+
+
+def submitted_students(course: Path, lesson: str) -> list[str]:
+    """Students with a folder ``submitted/<student>/<lesson>/``."""
+    return sorted(p.parent.name for p in (course / "submitted").glob(f"*/{lesson}") if p.is_dir())
+
+
+def default_jobs() -> int:
+    """Parallel nbgrader processes: one per CPU core, at most 4 (each kernel may use 4 GiB)."""
+    return max(1, min(4, os.cpu_count() or 1))
+
+
+def _autograde(course: Path, lesson: str, students: list[str], jobs: int, extra: list[str]) -> list[str]:
+    """``nbgrader autograde`` in ``jobs`` processes, each on its share of the students.
+
+    Every process excludes the others' students (``CourseDirectory.student_id_exclude``); the
+    SQLite gradebook takes their short writes in turn. Returns the errors reported, if any.
+    """
+    everyone = submitted_students(course, lesson)
+    groups = [group for group in (students[i::jobs] for i in range(jobs)) if group]
+    processes = []
+    for group in groups:
+        exclude = ",".join(s for s in everyone if s not in group)
+        args = ["autograde", lesson, "--force", *extra]
+        if exclude:
+            args.append(f"--CourseDirectory.student_id_exclude={exclude}")
+        processes.append(start_nbgrader(course, *args, single_threaded=len(groups) > 1))
+    errors = []
+    for process in processes:
+        try:
+            finish_nbgrader(process)
+        except NbgraderError as error:  # one broken notebook must not cost the others their grades
+            errors.append(f"nbgrader autograde reported errors: {str(error).splitlines()[0]}")
+    return errors
+
+
+def grade_lesson(
+    course: Path,
+    lesson: str,
+    students: Iterable[str] | None = None,
+    *,
+    timeout_s: int | None = None,
+    jobs: int | None = None,
+    timings: dict[str, float] | None = None,
+) -> dict[str, GradeReport]:
+    """Autograde and write feedback for ``students`` (default: every submitted folder).
+
+    ``timeout_s`` overrides the configured per-cell timeout (tests use a short one); ``jobs``
+    is the number of parallel nbgrader processes (default: ``default_jobs()``); ``timings``, if
+    given, receives the seconds each phase took (for the benchmark).
+    """
+    clock = _PhaseClock(timings)
+    students = sorted(students) if students is not None else submitted_students(course, lesson)
+    blank = course / "release" / lesson / f"{lesson}.ipynb"
+    file_notes = {
+        student: normalize_submission(course / "submitted" / student / lesson, lesson, blank)
+        for student in students
+    }
+    clock.lap("fix up submitted files")
+    timeout = [f"--Execute.timeout={timeout_s}"] if timeout_s else []
+    run_notes = _autograde(course, lesson, students, jobs or default_jobs(), timeout)
+    clock.lap("nbgrader autograde")
+    try:
+        run_nbgrader(course, "generate_feedback", lesson, "--force")
+    except NbgraderError as error:
+        run_notes.append(f"nbgrader generate_feedback reported errors: {str(error).splitlines()[0]}")
+    clock.lap("nbgrader generate_feedback")
+    reports = {s: _report(course, lesson, s, file_notes[s], run_notes) for s in students}
+    clock.lap("read grades and notes")
+    return reports
+
+
+class _PhaseClock:
+    """Adds the seconds since the last lap to ``timings[phase]`` (does nothing without timings)."""
+
+    def __init__(self, timings: dict[str, float] | None) -> None:
+        self.timings, self.last = timings, time.perf_counter()
+
+    def lap(self, phase: str) -> None:
+        now = time.perf_counter()
+        if self.timings is not None:
+            self.timings[phase] = self.timings.get(phase, 0.0) + now - self.last
+        self.last = now
+
+
+def _report(course: Path, lesson: str, student: str, notes: list[str], run_notes: list[str]) -> GradeReport:
+    graded = course / "autograded" / student / lesson / f"{lesson}.ipynb"
+    feedback = course / "feedback" / student / lesson / f"{lesson}.html"
+    notes = list(notes)
+    if graded.is_file():
+        notes += notes_of(nbformat.read(graded, as_version=4))
+    else:
+        notes += ["nbgrader could not grade this notebook; it scores zero", *run_notes]
+    scores, max_scores, autograded = {}, {}, set()
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gradebook:
+        try:
+            grades = gradebook.find_submission_notebook(lesson, lesson, student).grades
+        except MissingEntry:
+            grades = []
+            for cell in gradebook.find_notebook(lesson, lesson).grade_cells:
+                max_scores[cell.name] = cell.max_score
+                scores[cell.name] = 0.0
+                if cell.cell_type == "code":
+                    autograded.add(cell.name)
+        for grade in grades:
+            max_scores[grade.name] = grade.max_score
+            scores[grade.name] = None if grade.needs_manual_grade else grade.score
+            if grade.cell_type == "code":
+                autograded.add(grade.name)
+    return GradeReport(
+        scores=scores,
+        max_scores=max_scores,
+        autograded=frozenset(autograded),
+        feedback_html=feedback.read_text(encoding="utf-8") if feedback.is_file() else "",
+        notes=tuple(notes),
+    )
+
+
+def prepare_course(workdir: Path, lesson: str) -> Path:
+    """A throw-away course directory under ``workdir`` with ``lesson`` generated (gradebook made)."""
     source = nbformat.read(nbgrader_source_notebook(lesson), as_version=4)
     course = make_course_dir(Path(workdir), {lesson: source})
     run_nbgrader(course, "generate_assignment", lesson, "--force")
-    for student, notebook in submissions.items():
-        path = course / "submitted" / student / lesson / f"{lesson}.ipynb"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        nbformat.write(notebook, path)
-    run_nbgrader(course, "autograde", lesson, "--force")
-    run_nbgrader(course, "generate_feedback", lesson, "--force")
-    reports = {}
-    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gradebook:
-        for student in submissions:
-            notebook = gradebook.find_submission_notebook(lesson, lesson, student)
-            scores, max_scores, autograded = {}, {}, set()
-            for grade in notebook.grades:
-                max_scores[grade.name] = grade.max_score
-                scores[grade.name] = None if grade.needs_manual_grade else grade.score
-                if grade.cell_type == "code":
-                    autograded.add(grade.name)
-            feedback = course / "feedback" / student / lesson / f"{lesson}.html"
-            reports[student] = GradeReport(
-                scores=scores,
-                max_scores=max_scores,
-                autograded=frozenset(autograded),
-                feedback_html=feedback.read_text(encoding="utf-8"),
-            )
-    return reports
+    return course
+
+
+def write_submissions(course: Path, lesson: str, submissions: dict[str, Submission]) -> None:
+    """Put each submission in ``submitted/<student>/<lesson>/``: a notebook, or raw files by name."""
+    for student, submission in submissions.items():
+        folder = course / "submitted" / student / lesson
+        folder.mkdir(parents=True, exist_ok=True)
+        if isinstance(submission, NotebookNode):
+            files = {f"{lesson}.ipynb": nbformat.writes(submission).encode("utf-8")}
+        else:
+            files = submission
+        for name, data in files.items():
+            (folder / name).write_bytes(data)
+
+
+def autograde(
+    lesson: str,
+    submissions: dict[str, Submission],
+    workdir: Path,
+    *,
+    timeout_s: int | None = None,
+    jobs: int | None = None,
+) -> dict[str, GradeReport]:
+    """Grade ``submissions`` (student -> notebook, or -> {file name: bytes}) in one nbgrader batch."""
+    course = prepare_course(Path(workdir), lesson)
+    write_submissions(course, lesson, submissions)
+    return grade_lesson(course, lesson, submissions, timeout_s=timeout_s, jobs=jobs)

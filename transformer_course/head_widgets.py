@@ -27,6 +27,7 @@ from html import escape
 
 import ipywidgets as widgets
 import numpy as np
+import torch
 
 from transformer_course.display import ShowsView
 from transformer_course.figures import figure_to_html, new_figure
@@ -42,10 +43,8 @@ _ROLE_FEATURES = 2  # subject flag, verb flag
 
 
 def _softmax(x: np.ndarray) -> np.ndarray:
-    """Private row softmax of the widget."""
-    shifted = x - np.max(x, axis=-1, keepdims=True)
-    exps = np.exp(shifted)
-    return exps / np.sum(exps, axis=-1, keepdims=True)
+    """PyTorch's row softmax (students write their own in lesson 3)."""
+    return torch.softmax(torch.as_tensor(x, dtype=torch.float64), dim=-1).numpy()
 
 
 def embed_sentence(n_tokens: int, subject: int, verb: int) -> np.ndarray:

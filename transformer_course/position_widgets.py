@@ -18,16 +18,17 @@ import numpy as np
 
 from transformer_course.display import ShowsView
 from transformer_course.figures import figure_to_html, new_figure
+from transformer_course.model import sinusoidal_table
 
 BASE = 10000.0
 
 
 def _sinusoidal_table(seq_len: int, d_model: int) -> np.ndarray:
-    """Private ``(seq_len, d_model)`` table: sines in even columns, cosines in odd ones."""
-    positions = np.arange(seq_len)[:, None]
-    pair_index = np.arange(d_model) // 2
-    angles = positions / BASE ** (2 * pair_index / d_model)
-    return np.where(np.arange(d_model) % 2 == 0, np.sin(angles), np.cos(angles))
+    """The PyTorch model's ``(seq_len, d_model)`` table, as NumPy for plotting.
+
+    Students write the NumPy version in lesson 5 (graded ``positional_encoding``).
+    """
+    return sinusoidal_table(seq_len, d_model).numpy().astype(np.float64)
 
 
 def wavelength(dimension: int, d_model: int) -> float:

@@ -19,6 +19,7 @@ from html import escape
 
 import ipywidgets as widgets
 import numpy as np
+import torch
 from matplotlib.patches import Rectangle
 
 from transformer_course.figures import figure_to_html, new_figure
@@ -27,10 +28,8 @@ _ZERO_LENGTH = 1e-12
 
 
 def _softmax(x: np.ndarray, axis: int = -1) -> np.ndarray:
-    """Private helper for the saturation readout; lessons never import it."""
-    shifted = x - np.max(x, axis=axis, keepdims=True)
-    exps = np.exp(shifted)
-    return exps / np.sum(exps, axis=axis, keepdims=True)
+    """PyTorch's softmax for the saturation readout (students write their own in lesson 3)."""
+    return torch.softmax(torch.as_tensor(x, dtype=torch.float64), dim=axis).numpy()
 
 
 def _polar(length: float, degrees: float) -> np.ndarray:

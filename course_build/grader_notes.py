@@ -1,0 +1,26 @@
+"""Notes for the instructor, kept in the graded notebook's metadata.
+
+Each grading step that changes or penalizes something a student submitted (a restored cell, a
+neutralized statement, a dead kernel, a warning that was not penalized) says so here, so the
+grades table can show why a score is what it is.
+"""
+
+from nbformat import NotebookNode
+
+NOTES_KEY = "course_grader_notes"
+
+
+def add_note(notebook: NotebookNode, note: str) -> None:
+    notes = notebook.metadata.setdefault(NOTES_KEY, [])
+    if note not in notes:
+        notes.append(note)
+
+
+def notes_of(notebook: NotebookNode) -> list[str]:
+    return list(notebook.metadata.get(NOTES_KEY, []))
+
+
+def is_test_cell(cell: NotebookNode) -> bool:
+    """An autograded test: a graded code cell that is not a student's answer."""
+    nbgrader = cell.metadata.get("nbgrader", {})
+    return cell.cell_type == "code" and bool(nbgrader.get("grade")) and not nbgrader.get("solution")

@@ -1,0 +1,142 @@
+"""``python -m course_build.student_tree OUT_DIR``: the public repository students get.
+
+It holds what students need to read, run and build the course (the book sources, the student
+notebooks, the helper package, the requirements, a README for students) and nothing that gives
+answers away: no lesson sources, no solution notebooks, no nbgrader course directory, no tests
+(they hold the realistic wrong answers) and, of ``course_build``, only the Sphinx extension
+the book build loads. ``check_no_answers`` proves it on the written tree.
+"""
+
+import argparse
+import shutil
+import sys
+from pathlib import Path
+
+import nbformat
+
+from course_build.paths import REPO_ROOT, lesson_names, nbgrader_source_notebook
+
+# Paths relative to the repository root; folders are copied whole.
+INCLUDED = (
+    "_config.yml",
+    "_toc.yml",
+    "book",
+    "notebooks",
+    "transformer_course",
+    "checkpoints",
+    "course_build/__init__.py",
+    "course_build/site_assets.py",
+    "pyproject.toml",
+    "requirements.txt",
+    "requirements-dev.txt",
+    "package.json",
+    "package-lock.json",
+    "scripts/install.sh",
+    "scripts/book.sh",
+)
+IGNORED = shutil.ignore_patterns("__pycache__", "*.pyc", ".ipynb_checkpoints", "*.egg-info")
+ANSWER_MARKERS = ("BEGIN SOLUTION", "END SOLUTION", "BEGIN HIDDEN TESTS", "END HIDDEN TESTS")
+
+STUDENT_README = """# Attention, Built Up
+
+An open course that builds the Transformer of *Attention Is All You Need* (Vaswani et al., 2017)
+from a dot product up, one Jupyter notebook per lesson.
+
+## Start
+
+- **Colab**: open a notebook in `notebooks/` and click its "Open in Colab" badge.
+- **JupyterLab**:
+
+  ```bash
+  pip install torch==2.13.0   # the CPU build; skip if you already have torch
+  pip install -r requirements.txt && pip install -e .
+  jupyter lab notebooks/
+  ```
+
+- **The book**: `bash scripts/book.sh`, then open `_build/html/index.html`.
+
+Each lesson has exercises: written ones (Recall, Extend) and code you complete where a cell says
+`raise NotImplementedError()`. The visible tests under each exercise tell you what to fix; your
+instructor grades the submitted notebook with more tests of the same properties.
+"""
+
+
+def _normalized(text: str) -> str:
+    """Lines stripped of indentation and blank lines dropped, so a copied region still matches."""
+    return "\n".join(line.strip() for line in text.splitlines() if line.strip())
+
+
+def model_answers() -> list[str]:
+    """Text only the instructor has (normalized): solution regions, hidden tests, model answers."""
+    answers = []
+    for lesson in lesson_names():
+        path = nbgrader_source_notebook(lesson)
+        if not path.is_file():
+            continue
+        for cell in nbformat.read(path, as_version=4).cells:
+            nbgrader = cell.metadata.get("nbgrader", {})
+            if nbgrader.get("solution") and cell.cell_type == "markdown":
+                answers.append(_normalized(cell.source))
+            for start, end in (
+                ("### BEGIN SOLUTION", "### END SOLUTION"),
+                ("### BEGIN HIDDEN", "### END HIDDEN"),
+            ):
+                for region in cell.source.split(start)[1:]:
+                    answers.append(_normalized(region.split(end, 1)[0]))
+    # A one-line answer (``rnn_steps_40 = 40``) is ordinary text; whole regions are what must not leak.
+    return [answer for answer in answers if answer.count("\n") >= 1 or len(answer) >= 60]
+
+
+def write_student_tree(out_dir: Path) -> list[Path]:
+    """Write the student repository into ``out_dir`` (which must not exist); return its files."""
+    if out_dir.exists():
+        raise FileExistsError(f"{out_dir} exists; give a new folder")
+    for relative in INCLUDED:
+        source, target = REPO_ROOT / relative, out_dir / relative
+        if source.is_dir():
+            shutil.copytree(source, target, ignore=IGNORED)
+        elif source.is_file():
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, target)
+    (out_dir / "README.md").write_text(STUDENT_README, encoding="utf-8")
+    return sorted(p for p in out_dir.rglob("*") if p.is_file())
+
+
+def check_no_answers(out_dir: Path) -> list[str]:
+    """Files of the tree that contain an answer marker or a model answer (empty: clean)."""
+    answers = model_answers()
+    problems = []
+    for path in sorted(p for p in out_dir.rglob("*") if p.is_file()):
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (UnicodeDecodeError, OSError):
+            continue  # binary files (checkpoints, images) carry no source text
+        if path.suffix == ".ipynb":  # compare the cells' text, not its JSON quoting
+            cells = nbformat.reads(text, as_version=4).cells
+            text = "\n".join(c.source + "".join(str(o) for o in c.get("outputs", [])) for c in cells)
+        normalized = _normalized(text)
+        leaked = [m for m in ANSWER_MARKERS if m in text] + [a[:60] for a in answers if a in normalized]
+        if leaked:
+            problems.append(f"{path.relative_to(out_dir)}: {leaked[:3]}")
+    return problems
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m course_build.student_tree",
+        description="Write the student-only repository (no solutions, no autograder) to OUT_DIR.",
+    )
+    parser.add_argument("out_dir", type=Path)
+    args = parser.parse_args(argv)
+    files = write_student_tree(args.out_dir)
+    problems = check_no_answers(args.out_dir)
+    for problem in problems:
+        print(f"LEAK: {problem}")
+    if problems:
+        return 1
+    print(f"{len(files)} files written to {args.out_dir}; no solution or hidden test in them.")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
