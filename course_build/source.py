@@ -19,6 +19,7 @@ ROLE_TAGS = ("solution", "tests", "manual")
 GRADE_ID = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
 NBGRADER_SCHEMA_VERSION = 3
 REGENERATE_COMMAND = "python -m course_build"
+MODEL_ANSWER = "*Model answer.*"
 KERNELSPEC = {"display_name": "Python 3", "language": "python", "name": "python3"}
 
 
@@ -74,6 +75,11 @@ def _nbgrader_metadata(cell: NotebookNode, lesson: str) -> dict[str, Any] | None
         if not isinstance(points, int | float) or points <= 0:
             raise LessonSourceError(f"{lesson}: {grade_id!r} has points={points!r}; use a number > 0")
         metadata["points"] = points
+    if role == "manual" and not cell.source.startswith(MODEL_ANSWER):
+        raise LessonSourceError(
+            f"{lesson}: the manual cell {grade_id!r} must hold only the model answer, starting with "
+            f"{MODEL_ANSWER!r}; nbgrader replaces the whole cell, so the question goes in the cell before"
+        )
     if role == "solution" and "### BEGIN SOLUTION" not in cell.source:
         raise LessonSourceError(f"{lesson}: the solution cell {grade_id!r} has no ### BEGIN SOLUTION")
     return metadata

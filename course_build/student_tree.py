@@ -23,7 +23,6 @@ INCLUDED = (
     "book",
     "notebooks",
     "transformer_course",
-    "checkpoints",
     "course_build/__init__.py",
     "course_build/site_assets.py",
     "pyproject.toml",

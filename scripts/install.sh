@@ -16,3 +16,12 @@ python -m pip install --quiet --upgrade pip
 python -m pip install --quiet "torch==2.13.0"
 python -m pip install --quiet -r requirements-dev.txt
 python -m pip install --quiet --no-deps -e .
+
+# JavaScript the book serves itself, so it works offline (MathJax, RequireJS, widget manager).
+command -v npm >/dev/null || { echo "npm (Node.js >= 18) is needed: apt-get install -y nodejs npm" >&2; exit 1; }
+[ node_modules/.package-lock.json -nt package-lock.json ] || npm ci --ignore-scripts --no-audit --no-fund --silent
+
+# Headless Chromium for the browser checks (Debian's package; no browser is downloaded).
+if [ ! -x /usr/bin/chromium ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+  apt-get update -qq && apt-get install -y -qq --no-install-recommends chromium >/dev/null
+fi

@@ -42,7 +42,7 @@ assert x == 1
 
 +++ {"tags": ["manual"], "grade_id": "written", "points": 3}
 
-Model answer.
+*Model answer.* Written.
 """
 
 
@@ -103,6 +103,7 @@ def test_regenerating_is_deterministic(lesson_dir):
         (GOOD_BODY.replace(":tags: [tests]", ":tags: [manual]"), "must be markdown"),
         (GOOD_BODY.replace(":points: 2", ":points: -1"), "number > 0"),
         (GOOD_BODY.replace(":tags: [tests]\n", ""), "no role tag"),
+        (GOOD_BODY.replace("*Model answer.* Written.", "Question? Answer."), "only the model answer"),
     ],
 )
 def test_broken_sources_are_refused_with_a_reason(lesson_dir, body, message):

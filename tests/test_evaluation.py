@@ -1,0 +1,56 @@
+"""BLEU / chrF scoring and batched translation."""
+
+import pytest
+import torch
+
+from transformer_course.corpus import make_corpus
+from transformer_course.evaluation import evaluate, score, translate
+from transformer_course.model import Transformer
+from transformer_course.tokenization import train_tokenizer
+from transformer_course.training import preset
+
+
+@pytest.fixture(scope="module")
+def random_model():
+    corpus = make_corpus(n_train=300, n_valid=10, n_test=12, n_length=5, seed=4)
+    tokenizer = train_tokenizer([t for p in corpus.train for t in p], vocab_size=300)
+    torch.manual_seed(0)
+    model = Transformer(preset("tiny").model_config(tokenizer.vocab_size, max_len=64))
+    return corpus, tokenizer, model.eval()
+
+
+def test_perfect_and_wrong_translations():
+    refs = ["El gato negro come pescado.", "Nosotros no cantaremos mañana."]
+    perfect = score(refs, refs)
+    assert perfect.bleu == pytest.approx(100.0) and perfect.chrf == pytest.approx(100.0)
+    assert "version:" in perfect.bleu_signature and "nc:6" in perfect.chrf_signature
+    partial = score(["El gato negro come carne.", "Nosotros cantaremos mañana."], refs)
+    assert 0 < partial.bleu < 100 and partial.chrf > partial.bleu
+    assert "BLEU" in partial.summary()
+
+
+def test_score_rejects_mismatched_input():
+    with pytest.raises(ValueError, match="exactly one reference"):
+        score(["a"], ["a", "b"])
+    with pytest.raises(TypeError):
+        score("a", "a")
+    with pytest.raises(ValueError, match="empty"):
+        score([], [])
+
+
+def test_batched_translation_matches_one_by_one(random_model):
+    corpus, tokenizer, model = random_model
+    sentences = [p[0] for p in corpus.test]
+    batched = translate(model, tokenizer, sentences, batch_size=5, max_output_len=12)
+    single = [translate(model, tokenizer, [s], max_output_len=12)[0] for s in sentences]
+    assert batched == single
+
+
+def test_evaluate_and_beam(random_model):
+    corpus, tokenizer, model = random_model
+    scores, hyps = evaluate(model, tokenizer, corpus.test[:4], method="beam", beam_size=2)
+    assert len(hyps) == 4 and scores.n_sentences == 4
+    with pytest.raises(ValueError, match="method"):
+        translate(model, tokenizer, ["Hi."], method="sampling")
+    with pytest.raises(TypeError, match="list"):
+        translate(model, tokenizer, "Hi.")

@@ -1,0 +1,136 @@
+"""Training: token batching, collation, resumable checkpoints, the sanity task."""
+
+import pytest
+import torch
+
+from transformer_course.corpus import make_corpus
+from transformer_course.sanity_task import make_batch, train_sanity
+from transformer_course.training import (
+    BatchStream,
+    Trainer,
+    choose_device,
+    collate,
+    load_translator,
+    prepare_data,
+    preset,
+    token_batches,
+)
+
+
+@pytest.fixture(scope="module")
+def tiny_data():
+    settings = preset("tiny")
+    corpus = make_corpus(n_train=400, n_valid=10, n_test=10, n_length=10, seed=2)
+    return settings, prepare_data(settings, corpus)
+
+
+def test_token_batches_cover_every_example_once_within_the_budget():
+    lengths = [3, 9, 4, 12, 7, 7, 2, 15, 5, 8] * 20
+    batches = token_batches(lengths, max_tokens=40, seed=0)
+    flat = sorted(i for batch in batches for i in batch)
+    assert flat == list(range(len(lengths)))
+    for batch in batches:
+        assert len(batch) * max(lengths[i] for i in batch) <= 40
+    assert batches == token_batches(lengths, max_tokens=40, seed=0)
+    other_seed = token_batches(lengths, max_tokens=40, seed=1)
+    assert batches != other_seed
+    assert len(batches) == len(other_seed), "every epoch must have the same number of batches"
+
+
+def test_collate_shifts_the_target_right():
+    batch = collate([([5, 6, 2], [7, 8, 9, 2]), ([5, 2], [7, 2])])
+    assert batch.src.tolist() == [[5, 6, 2], [5, 2, 0]]
+    assert batch.tgt_out.tolist() == [[7, 8, 9, 2], [7, 2, 0, 0]]
+    assert batch.tgt_in.tolist() == [[1, 7, 8, 9], [1, 7, 0, 0]]
+    assert batch.n_tokens == 3 + 2 + 4 + 2
+    with pytest.raises(ValueError, match="empty"):
+        collate([])
+
+
+def test_batch_stream_continues_into_the_next_epoch():
+    data = [([4] * n + [2], [5] * n + [2]) for n in range(1, 30)]
+    stream = BatchStream(data, max_tokens=64, seed=0)
+    per_epoch = len(stream.batches_of_epoch(0))
+    assert len(stream.batches_of_epoch(3)) == per_epoch == stream.batches_per_epoch
+    first_of_epoch_1 = stream.batch_at(per_epoch)
+    assert torch.equal(first_of_epoch_1.src, collate([data[i] for i in stream.batches_of_epoch(1)[0]]).src)
+
+
+def test_a_few_steps_reduce_the_loss(tiny_data):
+    settings, data = tiny_data
+    trainer = Trainer(settings, data.tokenizer, data.train, device="cpu")
+    batch = trainer.stream.batch_at(0)
+    first = trainer.train_step(batch)
+    for _ in range(15):
+        last = trainer.train_step(batch)
+    assert last < first - 0.5, "training on one batch must lower its loss"
+
+
+def test_resume_continues_exactly(tiny_data, tmp_path):
+    settings, data = tiny_data
+    straight = Trainer(settings, data.tokenizer, data.train, device="cpu")
+    straight.train(max_steps=6, progress=False)
+
+    first_half = Trainer(settings, data.tokenizer, data.train, device="cpu")
+    first_half.train(max_steps=3, progress=False)
+    path = first_half.save(tmp_path / "half.pt")
+    resumed = Trainer.resume(path, data.train, device="cpu")
+    assert resumed.state.step == 3
+    resumed.train(max_steps=6, progress=False)
+    for (name, a), (_, b) in zip(
+        straight.model.state_dict().items(), resumed.model.state_dict().items(), strict=True
+    ):
+        assert torch.equal(a, b), f"{name} differs after resuming"
+
+
+def test_inference_checkpoint_loads_and_cannot_resume(tiny_data, tmp_path):
+    settings, data = tiny_data
+    trainer = Trainer(settings, data.tokenizer, data.train, device="cpu")
+    trainer.train(max_steps=2, progress=False)
+    path = trainer.save(tmp_path / "small.pt", with_optimizer=False, half=True)
+    translator = load_translator(path, device="cpu")
+    assert translator.n_parameters == trainer.n_parameters
+    assert translator.state.step == 2
+    with pytest.raises(ValueError, match="without optimizer"):
+        Trainer.resume(path, data.train)
+    with pytest.raises(FileNotFoundError, match="transformer_course.train"):
+        load_translator(tmp_path / "missing.pt")
+
+
+def test_presets_and_device():
+    assert choose_device().type in ("cuda", "mps", "cpu")
+    assert preset("quick", n_heads=1).n_heads == 1
+    with pytest.raises(ValueError, match="unknown preset"):
+        preset("huge")
+    with pytest.raises(ValueError, match="unknown settings"):
+        preset("quick", heads=3)
+
+
+def test_sanity_batches_reverse_the_source():
+    src, tgt_in, tgt_out = make_batch("reverse", 4, 5, 2, 6, torch.Generator().manual_seed(0))
+    for row in range(4):
+        length = int((src[row] > 2).sum())
+        assert tgt_out[row, :length].tolist() == src[row, :length].flip(0).tolist()
+        assert tgt_in[row, 0] == 1 and tgt_in[row, 1 : length + 1].tolist() == tgt_out[row, :length].tolist()
+
+
+def test_sanity_task_learns_to_reverse():
+    result = train_sanity("reverse", steps=250, n_symbols=5, min_len=2, max_len=5, seed=0)
+    assert result.losses[-1] < result.losses[0] / 4
+    # Guessing gets well under 5% of these reversals exactly right.
+    assert result.accuracy > 0.7, f"only {result.accuracy:.0%} of reversals exactly right"
+
+
+def test_train_command_writes_checkpoint_and_report(tmp_path, capsys):
+    import json
+
+    from transformer_course.train import main
+
+    out = tmp_path / "tiny.pt"
+    results = main(["--preset", "tiny", "--out", str(out), "--max-steps", "3", "--no-progress",
+                    "--eval-sentences", "5", "--set", "n_train=300"])  # fmt: skip
+    assert out.is_file() and results["steps"] == 3
+    report = json.loads(out.with_suffix(".json").read_text(encoding="utf-8"))
+    assert "version:" in report["test_greedy"]["bleu_signature"]
+    assert report["parameters"] == load_translator(out).n_parameters
+    assert "BLEU" in capsys.readouterr().out

@@ -1,0 +1,125 @@
+"""Subword tokenization: a byte-pair-encoding vocabulary trained locally with ``tokenizers``.
+
+BPE starts from characters and repeatedly merges the most frequent adjacent pair, so frequent
+words become one token while rare ones split into pieces (``comeremos`` may become ``com`` +
+``eremos``). The paper uses a shared source-target BPE vocabulary of about 37,000 tokens; the
+course's corpus is tiny, so a few thousand suffice. One vocabulary serves both languages, which
+lets the model tie its embeddings.
+
+Words are split on spaces in the SentencePiece style (a ``▁`` marks the start of a word) and
+punctuation is kept apart, so decoding restores the exact original text.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, trainers
+
+PAD, BOS, EOS, UNK = "<pad>", "<s>", "</s>", "<unk>"
+SPECIAL_TOKENS = (PAD, BOS, EOS, UNK)  # ids 0, 1, 2, 3 in this order
+
+
+class SubwordTokenizer:
+    """A trained BPE vocabulary with the ids the model needs: pad=0, bos=1, eos=2, unk=3."""
+
+    def __init__(self, tokenizer: Tokenizer) -> None:
+        for expected_id, token in enumerate(SPECIAL_TOKENS):
+            if tokenizer.token_to_id(token) != expected_id:
+                raise ValueError(
+                    f"the tokenizer must map {token!r} to id {expected_id}; build it with "
+                    "train_tokenizer() so the special tokens come first"
+                )
+        self._tokenizer = tokenizer
+
+    pad_id = 0
+    bos_id = 1
+    eos_id = 2
+    unk_id = 3
+
+    @property
+    def vocab_size(self) -> int:
+        return self._tokenizer.get_vocab_size()
+
+    def encode(self, text: str, add_bos: bool = False, add_eos: bool = True) -> list[int]:
+        """Token ids of ``text``, followed by EOS (and preceded by BOS when asked)."""
+        if not isinstance(text, str):
+            raise TypeError(f"encode expects a string, got {type(text).__name__}")
+        ids = self._tokenizer.encode(text).ids
+        return ([self.bos_id] if add_bos else []) + ids + ([self.eos_id] if add_eos else [])
+
+    def encode_batch(self, texts: Sequence[str], add_eos: bool = True) -> list[list[int]]:
+        """Many sentences at once (the Rust side runs them in parallel)."""
+        if isinstance(texts, str):
+            raise TypeError("encode_batch expects a list of strings; use encode for one string")
+        suffix = [self.eos_id] if add_eos else []
+        return [e.ids + suffix for e in self._tokenizer.encode_batch(list(texts))]
+
+    def decode(self, ids: Iterable[int]) -> str:
+        """Text of ``ids``, stopping at the first EOS and skipping pad, BOS and EOS."""
+        kept: list[int] = []
+        for token in ids:
+            token = int(token)
+            if token == self.eos_id:
+                break
+            if token not in (self.pad_id, self.bos_id):
+                kept.append(token)
+        return self._tokenizer.decode(kept, skip_special_tokens=False)
+
+    def tokens(self, text: str) -> list[str]:
+        """The subword strings of ``text``, to show how BPE cut it."""
+        return self._tokenizer.encode(text).tokens
+
+    def id_to_token(self, token_id: int) -> str:
+        token = self._tokenizer.id_to_token(int(token_id))
+        if token is None:
+            raise ValueError(f"id {token_id} is outside the vocabulary (size {self.vocab_size})")
+        return token
+
+    def save(self, path: str | Path) -> None:
+        """Write the tokenizer as one JSON file."""
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        self._tokenizer.save(str(path))
+
+    def to_json(self) -> str:
+        return self._tokenizer.to_str()
+
+    @classmethod
+    def from_json(cls, text: str) -> SubwordTokenizer:
+        return cls(Tokenizer.from_str(text))
+
+    @classmethod
+    def load(cls, path: str | Path) -> SubwordTokenizer:
+        path = Path(path)
+        if not path.is_file():
+            raise FileNotFoundError(f"no tokenizer file at {path}; train one with train_tokenizer()")
+        return cls(Tokenizer.from_file(str(path)))
+
+
+def _blank_tokenizer() -> Tokenizer:
+    tokenizer = Tokenizer(models.BPE(unk_token=UNK))
+    tokenizer.normalizer = normalizers.NFC()
+    tokenizer.pre_tokenizer = pre_tokenizers.Sequence(
+        [pre_tokenizers.Metaspace(), pre_tokenizers.Punctuation()]
+    )
+    tokenizer.decoder = decoders.Metaspace()
+    return tokenizer
+
+
+def train_tokenizer(texts: Iterable[str], vocab_size: int = 2000) -> SubwordTokenizer:
+    """Learn a BPE vocabulary of at most ``vocab_size`` tokens from ``texts`` (both languages)."""
+    if not isinstance(vocab_size, int) or vocab_size <= len(SPECIAL_TOKENS):
+        raise ValueError(
+            f"vocab_size must be an integer above {len(SPECIAL_TOKENS)} (the special tokens), "
+            f"got {vocab_size!r}"
+        )
+    texts = list(texts)
+    if not texts or not any(text.strip() for text in texts):
+        raise ValueError("train_tokenizer needs at least one non-empty sentence")
+    tokenizer = _blank_tokenizer()
+    trainer = trainers.BpeTrainer(
+        vocab_size=vocab_size, special_tokens=list(SPECIAL_TOKENS), show_progress=False
+    )
+    tokenizer.train_from_iterator(texts, trainer=trainer)
+    return SubwordTokenizer(tokenizer)
