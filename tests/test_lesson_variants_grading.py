@@ -1,0 +1,70 @@
+"""nbgrader grades lessons 2–6's realistic submissions the way a teacher would.
+
+``tests/lesson_submissions/lessonNN.py`` lists correct variants (loops, einsum, float32, …) and
+the mistakes students really make, each with the test cells that must catch it (``CAUGHT_BY``) and
+a hint its feedback must contain (``FEEDBACK``). Every correct variant earns full marks; every
+mistake loses exactly the points of the cells that check the property it breaks and keeps the
+rest. All submissions of a lesson go through one real nbgrader run.
+"""
+
+import pytest
+from lesson_submissions import lesson02, lesson03, lesson04, lesson05, lesson06
+
+from course_build.grading import GradeReport, autograde
+from course_build.submissions import make_submission, solution_answers
+
+pytestmark = pytest.mark.slow
+
+SUBMISSIONS = {module.LESSON: module for module in (lesson02, lesson03, lesson04, lesson05, lesson06)}
+CORRECT = [(lesson, name) for lesson, module in SUBMISSIONS.items() for name in sorted(module.CORRECT)]
+WRONG = [(lesson, name) for lesson, module in SUBMISSIONS.items() for name in sorted(module.WRONG)]
+FEEDBACK = [(lesson, name) for lesson, module in SUBMISSIONS.items() for name in sorted(module.FEEDBACK)]
+
+
+@pytest.fixture(scope="session")
+def reports(tmp_path_factory):
+    """lesson -> student -> GradeReport, one nbgrader run per lesson on first use."""
+    cache: dict[str, dict[str, GradeReport]] = {}
+
+    def graded(lesson: str) -> dict[str, GradeReport]:
+        if lesson not in cache:
+            module, reference = SUBMISSIONS[lesson], solution_answers(lesson)
+            notebooks = {
+                f"{kind}_{name}": make_submission(lesson, {**reference, **answers})
+                for kind, variants in (("correct", module.CORRECT), ("wrong", module.WRONG))
+                for name, answers in variants.items()
+            }
+            cache[lesson] = autograde(lesson, notebooks, tmp_path_factory.mktemp(f"{lesson}_variants"))
+        return cache[lesson]
+
+    return graded
+
+
+@pytest.mark.parametrize("lesson", sorted(SUBMISSIONS))
+def test_every_wrong_submission_names_the_cells_that_catch_it(lesson):
+    module = SUBMISSIONS[lesson]
+    assert set(module.CAUGHT_BY) == set(module.WRONG)
+    assert set(module.FEEDBACK) <= set(module.WRONG)
+
+
+@pytest.mark.parametrize("lesson, name", CORRECT)
+def test_correct_variant_gets_full_marks(reports, lesson, name):
+    report = reports(lesson)[f"correct_{name}"]
+    lost = {g: report.scores[g] for g in report.autograded if report.scores[g] != report.max_scores[g]}
+    assert lost == {}, f"the correct variant {name!r} lost points: {lost}"
+
+
+@pytest.mark.parametrize("lesson, name", WRONG)
+def test_wrong_submission_loses_exactly_the_points_of_its_mistake(reports, lesson, name):
+    report = reports(lesson)[f"wrong_{name}"]
+    expected = SUBMISSIONS[lesson].CAUGHT_BY[name]
+    zero = {g for g in report.autograded if report.scores[g] == 0}
+    partial = {g for g in report.autograded if report.scores[g] not in (0, report.max_scores[g])}
+    assert zero == expected, f"{name}: expected zero on {sorted(expected)}, got {sorted(zero)}"
+    assert partial == set()
+    assert 0 < report.auto_total < report.auto_max
+
+
+@pytest.mark.parametrize("lesson, name", FEEDBACK)
+def test_feedback_tells_the_student_what_is_wrong(reports, lesson, name):
+    assert SUBMISSIONS[lesson].FEEDBACK[name] in reports(lesson)[f"wrong_{name}"].feedback_html
