@@ -1,5 +1,8 @@
-"""Shared fixtures: grading runs are expensive, so each lesson is graded once per session."""
+"""Shared fixtures: grading runs and book builds are expensive, so each happens once per session."""
 
+import os
+import shutil
+import subprocess
 import sys
 from pathlib import Path
 
@@ -8,6 +11,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent))
 
 from course_build.grading import GradeReport, autograde  # noqa: E402
+from course_build.paths import REPO_ROOT  # noqa: E402
 from course_build.submissions import make_submission, solution_answers  # noqa: E402
 
 
@@ -26,3 +30,24 @@ def solution_and_blank_grades(tmp_path_factory):
         return cache[lesson]
 
     return grade
+
+
+@pytest.fixture(scope="session")
+def built_site(tmp_path_factory) -> Path:
+    """The book's HTML: ``$COURSE_SITE_DIR`` when set (an existing build), else a fresh build."""
+    given = os.environ.get("COURSE_SITE_DIR")
+    if given:
+        site = Path(given)
+        if not (site / "index.html").is_file():
+            pytest.skip(f"COURSE_SITE_DIR={given} holds no built site (no index.html); build the book")
+        return site
+    out = tmp_path_factory.mktemp("browser-book")
+    jupyter_book = shutil.which("jupyter-book", path=str(Path(sys.executable).parent)) or "jupyter-book"
+    result = subprocess.run(
+        [jupyter_book, "build", str(REPO_ROOT), "-W", "-n", "--keep-going", "--path-output", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=1200,
+    )
+    assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-4000:]
+    return out / "_build" / "html"

@@ -1,10 +1,6 @@
 """The Jupyter Book builds offline with warnings as errors and shows what readers need."""
 
 import re
-import shutil
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 import yaml
@@ -12,20 +8,6 @@ import yaml
 from course_build.paths import REPO_ROOT, lesson_names
 
 pytestmark = pytest.mark.slow
-
-
-@pytest.fixture(scope="module")
-def site(tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("book")
-    jupyter_book = shutil.which("jupyter-book", path=str(Path(sys.executable).parent))
-    result = subprocess.run(
-        [jupyter_book, "build", str(REPO_ROOT), "-W", "-n", "--keep-going", "--path-output", str(out)],
-        capture_output=True,
-        text=True,
-        timeout=1200,
-    )
-    assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-4000:]
-    return out / "_build" / "html"
 
 
 def toc_files() -> list[str]:
@@ -42,14 +24,14 @@ def test_every_lesson_is_in_the_table_of_contents():
     ]
 
 
-def test_every_page_of_the_toc_is_built(site):
+def test_every_page_of_the_toc_is_built(built_site):
     for file in toc_files():
-        assert (site / f"{file}.html").is_file(), f"{file} was not built"
+        assert (built_site / f"{file}.html").is_file(), f"{file} was not built"
 
 
-def test_lesson_pages_show_outputs_and_widgets_but_no_solutions(site):
+def test_lesson_pages_show_outputs_and_widgets_but_no_solutions(built_site):
     for lesson in lesson_names():
-        page = (site / "notebooks" / f"{lesson}.html").read_text(encoding="utf-8")
+        page = (built_site / "notebooks" / f"{lesson}.html").read_text(encoding="utf-8")
         for secret in ("BEGIN SOLUTION", "END SOLUTION", "HIDDEN TESTS", "Model answer"):
             assert secret not in page, f"{lesson}'s page shows {secret!r}"
         assert "application/vnd.jupyter.widget-state+json" in page, f"{lesson} has no widget state"
@@ -57,8 +39,8 @@ def test_lesson_pages_show_outputs_and_widgets_but_no_solutions(site):
         assert 'class="math notranslate nohighlight"' in page, f"{lesson} has no display math"
 
 
-def test_lesson_one_shows_its_worked_example_and_widget_default_view(site):
-    page = (site / "notebooks" / "01_sequence_problem.html").read_text(encoding="utf-8")
+def test_lesson_one_shows_its_worked_example_and_widget_default_view(built_site):
+    page = (built_site / "notebooks" / "01_sequence_problem.html").read_text(encoding="utf-8")
     assert "computed in 30 sequential steps" in page
     state = re.search(
         r'<script type="application/vnd.jupyter.widget-state\+json">(.*?)</script>', page, re.S
@@ -68,8 +50,8 @@ def test_lesson_one_shows_its_worked_example_and_widget_default_view(site):
     assert "Why is training an RNN hard to parallelize" in state, "the quiz is saved with the page"
 
 
-def test_launch_buttons_and_bibliography(site):
-    page = (site / "notebooks" / "01_sequence_problem.html").read_text(encoding="utf-8")
+def test_launch_buttons_and_bibliography(built_site):
+    page = (built_site / "notebooks" / "01_sequence_problem.html").read_text(encoding="utf-8")
     repo = yaml.safe_load((REPO_ROOT / "_config.yml").read_text(encoding="utf-8"))["repository"]["url"]
     github_path = repo.removeprefix("https://github.com/")
     assert (
@@ -77,5 +59,5 @@ def test_launch_buttons_and_bibliography(site):
         in page
     )
     assert "mybinder.org/v2/gh/" + github_path in page
-    bibliography = (site / "book" / "bibliography.html").read_text(encoding="utf-8")
+    bibliography = (built_site / "book" / "bibliography.html").read_text(encoding="utf-8")
     assert "Attention Is All You Need" in bibliography

@@ -11,9 +11,6 @@ from __future__ import annotations
 
 import functools
 import os
-import shutil
-import subprocess
-import sys
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -73,27 +70,6 @@ def chromium() -> Iterator[Any]:
     yield browser
     browser.close()
     playwright.stop()
-
-
-@pytest.fixture(scope="session")
-def built_site(tmp_path_factory) -> Path:
-    """The book's HTML: ``$COURSE_SITE_DIR`` when set (an existing build), else a fresh build."""
-    given = os.environ.get("COURSE_SITE_DIR")
-    if given:
-        site = Path(given)
-        if not (site / "index.html").is_file():
-            pytest.skip(f"COURSE_SITE_DIR={given} holds no built site (no index.html); build the book")
-        return site
-    out = tmp_path_factory.mktemp("browser-book")
-    jupyter_book = shutil.which("jupyter-book", path=str(Path(sys.executable).parent)) or "jupyter-book"
-    result = subprocess.run(
-        [jupyter_book, "build", str(REPO_ROOT), "-W", "-n", "--keep-going", "--path-output", str(out)],
-        capture_output=True,
-        text=True,
-        timeout=1200,
-    )
-    assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-4000:]
-    return out / "_build" / "html"
 
 
 class _QuietHandler(SimpleHTTPRequestHandler):
