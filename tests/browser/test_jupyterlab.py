@@ -140,7 +140,9 @@ def notebook_run(chromium, lab: Lab, notebook: nbformat.NotebookNode, name: str,
     )
     page = context.new_page()
     try:
-        page.goto(f"{lab.url}lab/tree/{name}?token={lab.token}", wait_until="domcontentloaded")
+        # ?reset starts from an empty workspace: JupyterLab would otherwise reopen the notebooks
+        # of earlier tests beside this one, and their outputs would be read as this one's.
+        page.goto(f"{lab.url}lab/tree/{name}?reset&token={lab.token}", wait_until="domcontentloaded")
         page.wait_for_function(
             """() => {
               const panel = window.jupyterapp && window.jupyterapp.shell.currentWidget;
