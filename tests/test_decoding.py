@@ -155,7 +155,7 @@ def exhaustive_best(seed: int, alpha: float) -> list[int]:
 
 
 # Seeds where the length penalty changes the winner, so a search that ignores it fails.
-@pytest.mark.parametrize("seed", [1, 2])
+@pytest.mark.parametrize("seed", [28, 30])
 @pytest.mark.parametrize("alpha", [0.0, 0.6, 2.0])
 def test_wide_beam_finds_the_exhaustive_optimum(seed, alpha):
     """With a beam wider than the search space, beam search must return the best hypothesis."""
@@ -185,7 +185,8 @@ def test_trace_agrees_with_greedy_and_ranks_candidates():
     src = torch.tensor([3, 5, 4])
     steps = greedy_trace(model, src, BOS, EOS, max_len=6, id_to_token=lambda i: f"t{i}")
     greedy = greedy_decode(model, src[None], BOS, EOS, max_len=6)[0].tolist()
-    assert [s.chosen for s in steps] == [f"t{t}" for t in greedy if t != PAD]
+    assert [s.chosen for s in steps] == [f"t{t}" for t in greedy[: len(steps)]]
+    assert all(t == PAD for t in greedy[len(steps) :]), "greedy pads only after the trace's EOS"
     for step in steps:
         assert len(step.prefix) == step.step
         assert step.prefix[0] == f"t{BOS}"

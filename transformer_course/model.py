@@ -367,13 +367,15 @@ class Transformer(nn.Module):
             self.output_proj.weight = self.encoder.embed.tokens.weight
 
     def _reset_parameters(self) -> None:
-        """Xavier-uniform matrices, zero biases, N(0, d_model^-0.5) embeddings, zero pad rows."""
+        """N(0, d_model^-0.5) embeddings with zero pad rows; every ``nn.Linear`` keeps its default.
+
+        PyTorch's default draws a layer's weights uniformly in +-1/sqrt(fan_in), smaller than
+        Xavier-uniform for the attention output and the FFN's second layer, so each residual branch
+        of the post-norm model starts small. On lesson 8's translator it ended slightly ahead of
+        Xavier-uniform for every matrix (``benchmarks/translator_throughput.py --init``).
+        """
         for module in self.modules():
-            if isinstance(module, nn.Linear):
-                nn.init.xavier_uniform_(module.weight)
-                if module.bias is not None:
-                    nn.init.zeros_(module.bias)
-            elif isinstance(module, nn.Embedding):
+            if isinstance(module, nn.Embedding):
                 nn.init.normal_(module.weight, mean=0.0, std=self.config.d_model**-0.5)
                 with torch.no_grad():
                     module.weight[self.config.pad_id].zero_()
