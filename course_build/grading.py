@@ -119,6 +119,11 @@ def grade_lesson(
     clock.lap("fix up submitted files")
     timeout = [f"--Execute.timeout={timeout_s}"] if timeout_s else []
     run_notes = _autograde(course, lesson, students, jobs or default_jobs(), timeout)
+    failed = [s for s in students if not _graded_notebook(course, lesson, s).is_file()]
+    if failed:
+        # A second try, one at a time: a kernel that did not start on a busy machine usually
+        # does now, while a submission that really breaks the run fails again and scores zero.
+        run_notes += _autograde(course, lesson, failed, 1, timeout)
     clock.lap("nbgrader autograde")
     try:
         run_nbgrader(course, "generate_feedback", lesson, "--force")
@@ -143,8 +148,13 @@ class _PhaseClock:
         self.last = now
 
 
+def _graded_notebook(course: Path, lesson: str, student: str) -> Path:
+    """Where nbgrader writes a student's autograded notebook; missing when grading failed."""
+    return course / "autograded" / student / lesson / f"{lesson}.ipynb"
+
+
 def _report(course: Path, lesson: str, student: str, notes: list[str], run_notes: list[str]) -> GradeReport:
-    graded = course / "autograded" / student / lesson / f"{lesson}.ipynb"
+    graded = _graded_notebook(course, lesson, student)
     feedback = course / "feedback" / student / lesson / f"{lesson}.html"
     notes = list(notes)
     if graded.is_file():
@@ -167,6 +177,8 @@ def _report(course: Path, lesson: str, student: str, notes: list[str], run_notes
             scores[grade.name] = None if grade.needs_manual_grade else grade.score
             if grade.cell_type == "code":
                 autograded.add(grade.name)
+                if not graded.is_file():  # the run stopped before saving a score: zero, as noted
+                    scores[grade.name] = 0.0
     return GradeReport(
         scores=scores,
         max_scores=max_scores,
