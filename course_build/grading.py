@@ -157,7 +157,8 @@ def _report(course: Path, lesson: str, student: str, notes: list[str], run_notes
     graded = _graded_notebook(course, lesson, student)
     feedback = course / "feedback" / student / lesson / f"{lesson}.html"
     notes = list(notes)
-    if graded.is_file():
+    was_graded = graded.is_file()
+    if was_graded:
         notes += notes_of(nbformat.read(graded, as_version=4))
     else:
         notes += ["nbgrader could not grade this notebook; it scores zero", *run_notes]
@@ -177,7 +178,7 @@ def _report(course: Path, lesson: str, student: str, notes: list[str], run_notes
             scores[grade.name] = None if grade.needs_manual_grade else grade.score
             if grade.cell_type == "code":
                 autograded.add(grade.name)
-                if not graded.is_file():  # the run stopped before saving a score: zero, as noted
+                if not was_graded:  # the run stopped before saving a score: zero, as noted
                     scores[grade.name] = 0.0
     return GradeReport(
         scores=scores,
