@@ -1,4 +1,4 @@
-"""Lesson 7's widgets: changing a control changes what they show, and the numbers are right."""
+"""Lesson 8's widgets: changing a control changes what they show, and the numbers are right."""
 
 import math
 

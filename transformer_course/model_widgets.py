@@ -1,4 +1,4 @@
-"""Widgets and pictures for lesson 7: the training pieces of the full Transformer.
+"""Widgets and pictures for lesson 8: the training pieces of the full Transformer.
 
 * :class:`ScheduleExplorer`: the paper's learning-rate schedule with ``d_model`` and ``warmup``
   controls, against the base model's curve.
