@@ -7,6 +7,7 @@ from transformer_course.sequence_cost import (
     SequenceCostExplorer,
     best_time_s,
     measure_timings,
+    previous_states,
     random_sequence,
     recurrent_cost,
     run_all_steps_at_once,
@@ -53,11 +54,13 @@ def test_rnn_matches_its_recurrence_step_by_step():
         np.testing.assert_allclose(states[t], hidden)
 
 
-def test_all_at_once_equals_the_first_rnn_step_for_every_token():
+def test_all_at_once_gives_the_rnn_states_from_the_previous_states():
     x, w_x, w_h = random_sequence(6, 4, seed=3)
-    at_once = run_all_steps_at_once(x, w_x, w_h)
-    for t in range(6):
-        np.testing.assert_allclose(at_once[t], run_rnn(x[t : t + 1], w_x, w_h)[0])
+    states = run_rnn(x, w_x, w_h)
+    h_prev = previous_states(states)
+    np.testing.assert_array_equal(h_prev[0], np.zeros(4))
+    np.testing.assert_array_equal(h_prev[1:], states[:-1])
+    np.testing.assert_allclose(run_all_steps_at_once(x, w_x, w_h, h_prev), states)
 
 
 def test_self_attention_rows_are_convex_combinations():
