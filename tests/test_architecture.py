@@ -42,8 +42,9 @@ def test_svg_is_valid_xml_with_every_block_and_its_lesson_badge():
     assert "lesson 10" in "".join(t.text or "" for t in root.iter(f"{SVG}text"))
 
 
-def test_svg_follows_the_dark_colour_scheme():
+def test_svg_follows_the_dark_colour_scheme_unless_it_sits_on_a_light_card():
     assert "@media (prefers-color-scheme: dark)" in architecture_svg()
+    assert "prefers-color-scheme" not in architecture_svg(adaptive=False)
 
 
 def test_highlight_fades_every_other_block_and_unknown_blocks_are_refused():

@@ -110,6 +110,11 @@ _STYLE = """
 .head{fill:#57606a}
 .hl{stroke:#cf222e!important;stroke-width:3.5!important}
 %(kinds_light)s
+"""
+
+# Only for a drawing that stands on the page itself: cell outputs and widgets sit on a light card
+# in the book's dark mode, like every plot, so the drawings inside them keep the light colours.
+_DARK_STYLE = """
 @media (prefers-color-scheme: dark){
 .bg{fill:#161b22;stroke:#30363d}
 .txt,.title{fill:#e6edf3}
@@ -238,15 +243,21 @@ def _wires() -> list[str]:
     return wires
 
 
-def architecture_svg(highlight: Iterable[str] = (), legend: bool = False, title: str | None = None) -> str:
+def architecture_svg(
+    highlight: Iterable[str] = (), legend: bool = False, title: str | None = None, adaptive: bool = True
+) -> str:
     """The drawing as an SVG document; ``highlight`` names blocks of :data:`BLOCKS` to outline,
-    fading the rest; ``legend`` adds the footer that maps lessons without a block of their own."""
+    fading the rest; ``legend`` adds the footer that maps lessons without a block of their own;
+    ``adaptive`` switches to dark colours when the reader's scheme is dark (for a drawing that
+    stands on the page, not one inside a cell output, which the book shows on a light card)."""
     chosen = set(highlight)
     unknown = chosen - set(BLOCKS)
     if unknown:
         raise ValueError(f"unknown blocks {sorted(unknown)}; choose from {sorted(BLOCKS)}")
     height = MAP_HEIGHT if legend else HEIGHT
-    style = _STYLE % {"kinds_light": _kind_css(0), "kinds_dark": _kind_css(1)}
+    style = _STYLE % {"kinds_light": _kind_css(0)}
+    if adaptive:
+        style += _DARK_STYLE % {"kinds_dark": _kind_css(1)}
     heading = title or "The Transformer: encoder (left) and decoder (right)"
     parts = [
         f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {WIDTH} {height}" width="{WIDTH}" '
@@ -486,6 +497,15 @@ def measure_shapes(transformer: model.Transformer, src: Tensor, tgt_in: Tensor) 
     return seen
 
 
+# Code in the panel takes the colours of the widget around it: the book's dark theme would
+# otherwise paint light code text onto the light card it shows widgets on.
+_INHERIT = "color:inherit;background:transparent;"
+
+
+def _code(text: str) -> str:
+    return f"<code style='{_INHERIT}'>{escape(text)}</code>"
+
+
 class ArchitectureExplorer(ShowsView):
     """Pick a part of the Transformer: the drawing highlights it, and the panel beside it gives
     the shapes measured on ``transformer`` for the batch ``src``, ``tgt_in``, its lessons and its code."""
@@ -499,15 +519,15 @@ class ArchitectureExplorer(ShowsView):
         self.batch = (tuple(src.shape), tuple(tgt_in.shape))
         self.shapes = measure_shapes(transformer, src, tgt_in)
         self.choice = widgets.Dropdown(
-            options=[(p.title, key) for key, p in PARTS.items()], value=part, description="part"
+            options=[(p.title, key) for key, p in PARTS.items()],
+            value=part,
+            description="part",
+            layout=widgets.Layout(width="420px", max_width="100%"),
         )
         self.figure = widgets.HTML()
         self.details = widgets.HTML()
         self.choice.observe(self._on_change, names="value")
-        self.view = widgets.VBox([self.choice, widgets.HBox([self.figure, self.details])])
-        self.figure.layout = widgets.Layout(width="55%", min_width="320px")
-        self.details.layout = widgets.Layout(width="45%", min_width="280px")
-        self.view.children[1].layout = widgets.Layout(flex_flow="row wrap", align_items="flex-start")
+        self.view = widgets.VBox([self.choice, self.figure, self.details])
         self.refresh()
 
     def _on_change(self, _change: dict) -> None:
@@ -516,7 +536,7 @@ class ArchitectureExplorer(ShowsView):
     def refresh(self) -> None:
         part = PARTS[self.choice.value]
         self.figure.value = svg_image(
-            architecture_svg(highlight=part.blocks),
+            architecture_svg(highlight=part.blocks, adaptive=False),
             alt=f"The Transformer with {part.title.lower()} highlighted",
         )
         self.details.value = self.describe(self.choice.value)
@@ -530,17 +550,17 @@ class ArchitectureExplorer(ShowsView):
         lines = []
         for path in _PROBES[key]:
             measured = ", ".join(self.shapes.get(path, ["not run"]))
-            lines.append(f"<li><code>{escape(path)}</code>: {escape(measured)}</li>")
+            lines.append(f"<li>{_code(path)}: {escape(measured)}</li>")
         lessons = ", ".join(f"lesson {n} ({escape(LESSON_TITLES[n])})" for n in part.lessons)
         code = escape(textwrap.dedent(inspect.getsource(part.code)))
         where = f"{part.code.__module__}.{part.code.__qualname__}"
         return (
-            f"<h4 style='margin:0.2em 0'>{escape(part.title)}</h4><p>{escape(part.summary)}</p>"
+            f"<p><b style='font-size:1.1em'>{escape(part.title)}</b><br>{escape(part.summary)}</p>"
             f"<p><b>Shapes</b> for a batch of {batch} sentences, source length {src_len}, target "
             f"length {tgt_len}, {heads}d_model {cfg.d_model}, d_ff {cfg.d_ff}, vocabulary "
             f"{cfg.tgt_vocab_size} (the first layer of each stack):</p><ul>{''.join(lines)}</ul>"
-            f"<p><b>Built in</b> {lessons}.</p><details><summary><b>Code</b>: <code>{escape(where)}</code>"
-            f"</summary><pre style='font-size:0.8em;overflow-x:auto'>{code}</pre></details>"
+            f"<p><b>Built in</b> {lessons}.</p><details><summary><b>Code</b>: {_code(where)}</summary>"
+            f"<pre style='{_INHERIT}font-size:0.8em;overflow-x:auto'>{code}</pre></details>"
         )
 
 
