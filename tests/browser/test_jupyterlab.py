@@ -212,6 +212,38 @@ def test_moving_the_sequence_explorers_slider_updates_its_table(chromium, lab):
     assert watch.console_errors == [], "JupyterLab's console shows errors"
 
 
+def test_picking_a_part_of_the_architecture_explorer_updates_it_in_both_themes(chromium, lab):
+    """Lesson 8's diagram: choosing a part redraws the highlight and the panel, in light and dark."""
+    lesson = "08_encoder_decoder"
+    watch = Watch()
+    student = nbformat.read(student_notebook(lesson), as_version=4)
+    with notebook_run(chromium, lab, student, f"{lesson}.ipynb", watch) as page:
+        explorer = page.locator(".jp-OutputArea-output", has=page.locator(".widget-dropdown")).first
+        explorer.scroll_into_view_if_needed()
+        details = explorer.locator(".widget-html-content").nth(1)
+        assert "DecoderLayer.forward" in details.text_content()
+        picture = explorer.locator(".widget-html-content img").first
+        before = picture.get_attribute("src")
+        assert picture.evaluate("(img) => img.naturalWidth") > 0, "the diagram did not load"
+        explorer.locator("select").select_option(label="Position-wise feed-forward network")
+        page.wait_for_function(
+            "(output) => output.textContent.includes('FeedForward.forward')",
+            arg=explorer.element_handle(),
+            timeout=30_000,
+        )
+        assert picture.get_attribute("src") != before, "the highlight did not move"
+        page.screenshot(path=screenshot_path(f"jupyterlab-{lesson}-explorer-light"))
+        page.evaluate(
+            "() => window.jupyterapp.commands.execute('apputils:change-theme', {theme: 'JupyterLab Dark'})"
+        )
+        page.wait_for_function("() => document.body.dataset.jpThemeLight === 'false'", timeout=30_000)
+        explorer.scroll_into_view_if_needed()
+        assert picture.evaluate("(img) => img.naturalWidth") > 0
+        page.screenshot(path=screenshot_path(f"jupyterlab-{lesson}-explorer-dark"))
+    assert watch.blocked == [], "JupyterLab or the notebook asked for the network"
+    assert watch.console_errors == [], "JupyterLab's console shows errors"
+
+
 def lessons_with_widgets() -> list[str]:
     return [
         lesson
