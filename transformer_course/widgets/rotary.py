@@ -16,6 +16,9 @@ from transformer_course.display import ShowsView
 from transformer_course.figures import figure_to_html, new_figure
 from transformer_course.gpt import rotary_angles, rotate_pairs
 
+# Show the whole label: ipywidgets cuts descriptions longer than about ten characters.
+_WIDE = {"description_width": "initial"}
+
 
 def rotary_scores(query: np.ndarray, key: np.ndarray, length: int, base: float = 10000.0) -> np.ndarray:
     """``(length, length)``: the query rotated to position m dotted with the key rotated to n."""
@@ -41,9 +44,15 @@ class RotaryScores(ShowsView):
             raise ValueError(f"length must lie in [8, 128], got {length}")
         self.length = length
         self.rng = np.random.default_rng(seed)
-        self.d_head = widgets.IntSlider(value=d_head, min=2, max=64, step=2, description="d_head")
-        self.base = widgets.FloatLogSlider(value=base, base=10, min=1, max=5, step=0.25, description="base")
-        self.first = widgets.IntSlider(value=length // 2, min=0, max=length - 1, description="query at m =")
+        self.d_head = widgets.IntSlider(
+            value=d_head, min=2, max=64, step=2, description="d_head", style=_WIDE
+        )
+        self.base = widgets.FloatLogSlider(
+            value=base, base=10, min=1, max=5, step=0.25, description="base", style=_WIDE
+        )
+        self.first = widgets.IntSlider(
+            value=length // 2, min=0, max=length - 1, description="query at m =", style=_WIDE
+        )
         self.readout = widgets.HTML()
         self.plot = widgets.HTML()
         for control in (self.d_head, self.base, self.first):

@@ -23,6 +23,9 @@ from transformer_course.figures import figure_to_html, new_figure
 from transformer_course.gpt import GPT, next_token_probabilities
 from transformer_course.lm_data import CharTokenizer
 
+# Show the whole label: ipywidgets cuts descriptions longer than about ten characters.
+_WIDE = {"description_width": "initial"}
+
 
 def knob_values(top_k: int, top_p: float) -> tuple[int | None, float | None]:
     """Slider values to knob values: top-k 0 and top-p 1 mean "off"."""
@@ -56,11 +59,13 @@ class SamplingKnobs(ShowsView):
         self.title = title
         vocab = len(labels)
         self.temperature = widgets.FloatSlider(
-            value=temperature, min=0.0, max=2.0, step=0.05, description="temperature"
+            value=temperature, min=0.0, max=2.0, step=0.05, description="temperature", style=_WIDE
         )
-        self.top_k = widgets.IntSlider(value=top_k, min=0, max=vocab, description="top-k (0: off)")
+        self.top_k = widgets.IntSlider(
+            value=top_k, min=0, max=vocab, description="top-k (0: off)", style=_WIDE
+        )
         self.top_p = widgets.FloatSlider(
-            value=top_p, min=0.05, max=1.0, step=0.05, description="top-p (1: off)"
+            value=top_p, min=0.05, max=1.0, step=0.05, description="top-p (1: off)", style=_WIDE
         )
         self.readout = widgets.HTML()
         self.plot = widgets.HTML()
@@ -131,18 +136,18 @@ class TextGenerator(ShowsView):
     ) -> None:
         self.model, self.tokenizer = model, tokenizer
         self.max_len = model.config.max_len
-        self.prompt = widgets.Text(value=prompt, description="prompt")
-        self.length = widgets.IntSlider(value=length, min=1, max=400, description="characters")
+        self.prompt = widgets.Text(value=prompt, description="prompt", style=_WIDE)
+        self.length = widgets.IntSlider(value=length, min=1, max=400, description="characters", style=_WIDE)
         self.temperature = widgets.FloatSlider(
-            value=temperature, min=0.0, max=2.0, step=0.05, description="temperature"
+            value=temperature, min=0.0, max=2.0, step=0.05, description="temperature", style=_WIDE
         )
         self.top_k = widgets.IntSlider(
-            value=top_k, min=0, max=tokenizer.vocab_size, description="top-k (0: off)"
+            value=top_k, min=0, max=tokenizer.vocab_size, description="top-k (0: off)", style=_WIDE
         )
         self.top_p = widgets.FloatSlider(
-            value=top_p, min=0.05, max=1.0, step=0.05, description="top-p (1: off)"
+            value=top_p, min=0.05, max=1.0, step=0.05, description="top-p (1: off)", style=_WIDE
         )
-        self.seed = widgets.IntText(value=seed, description="seed")
+        self.seed = widgets.IntText(value=seed, description="seed", style=_WIDE)
         self.button = widgets.Button(description="Generate", button_style="primary")
         self.output = widgets.HTML()
         self.button.on_click(self._on_click)
