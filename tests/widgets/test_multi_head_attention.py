@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import torch
 
-from transformer_course.head_widgets import (
+from transformer_course.widgets.multi_head_attention import (
     DEFAULT_TOKENS,
     HEADS,
     HeadExplorer,

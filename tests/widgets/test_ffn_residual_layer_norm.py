@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import torch
 
-from transformer_course.normalization_widgets import (
+from transformer_course.widgets.ffn_residual_layer_norm import (
     LayerNormExplorer,
     ReluSparsity,
     ResidualDepth,

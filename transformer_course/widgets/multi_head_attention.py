@@ -29,8 +29,8 @@ import ipywidgets as widgets
 import numpy as np
 import torch
 
-from transformer_course.display import ShowsView
-from transformer_course.figures import figure_to_html, new_figure
+from transformer_course.widgets.base import ShowsView
+from transformer_course.widgets.figures import figure_to_html, new_figure
 
 HEADS = ("previous token", "subject → verb", "diffuse")
 DEFAULT_TOKENS = ("the", "old", "dog", "slowly", "chased", "a", "cat")

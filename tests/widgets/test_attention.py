@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import torch
 
-from transformer_course.attention_widgets import AttentionSimulator
+from transformer_course.widgets.attention import AttentionSimulator
 
 TOKENS = ["the", "cat", "sat", "on"]
 RNG = np.random.default_rng(0)

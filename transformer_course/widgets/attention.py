@@ -18,7 +18,8 @@ import numpy as np
 import torch
 from matplotlib.patches import Rectangle
 
-from transformer_course.figures import figure_to_html, new_figure
+from transformer_course.widgets.base import ShowsView
+from transformer_course.widgets.figures import figure_to_html, new_figure
 
 
 def _softmax(x: np.ndarray, axis: int = -1) -> np.ndarray:
@@ -29,7 +30,7 @@ def _softmax(x: np.ndarray, axis: int = -1) -> np.ndarray:
     return torch.softmax(torch.as_tensor(x, dtype=torch.float64), dim=axis).numpy()
 
 
-class AttentionSimulator:
+class AttentionSimulator(ShowsView):
     """Attention weights of a short sentence under a temperature and an optional causal mask.
 
     ``queries`` and ``keys`` hold one row per token (``(n, d_k)``); the widget shows how each

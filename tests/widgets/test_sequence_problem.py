@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from transformer_course.sequence_cost import (
+from transformer_course.widgets.sequence_problem import (
     SequenceCostExplorer,
     best_time_s,
     measure_timings,

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-from transformer_course.similarity_widgets import (
+from transformer_course.widgets.dot_products import (
     SimilarityHeatmap,
     VarianceSimulation,
     VectorPairExplorer,

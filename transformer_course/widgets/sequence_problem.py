@@ -14,8 +14,8 @@ import numpy as np
 import torch
 from threadpoolctl import threadpool_limits
 
-from transformer_course.display import ShowsView
-from transformer_course.figures import figure_to_html, new_figure
+from transformer_course.widgets.base import ShowsView
+from transformer_course.widgets.figures import figure_to_html, new_figure
 
 
 @dataclass(frozen=True)

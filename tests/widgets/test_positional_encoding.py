@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import torch
 
-from transformer_course.position_widgets import (
+from transformer_course.widgets.positional_encoding import (
     EncodingHeatmap,
     EncodingWaves,
     PositionSimilarity,

@@ -22,7 +22,8 @@ import numpy as np
 import torch
 from matplotlib.patches import Rectangle
 
-from transformer_course.figures import figure_to_html, new_figure
+from transformer_course.widgets.base import ShowsView
+from transformer_course.widgets.figures import figure_to_html, new_figure
 
 _ZERO_LENGTH = 1e-12
 
@@ -37,7 +38,7 @@ def _polar(length: float, degrees: float) -> np.ndarray:
     return np.array([length * np.cos(radians), length * np.sin(radians)])
 
 
-class VectorPairExplorer:
+class VectorPairExplorer(ShowsView):
     """Two arrows in the plane; the readout shows how their dot product follows the angle.
 
     Turning one arrow shows the cosine at work (same lengths, different angle); stretching one
@@ -146,7 +147,7 @@ class VectorPairExplorer:
         return figure_to_html(fig, alt=f"Two arrows a and b whose dot product is {dot:.2f}")
 
 
-class SimilarityHeatmap:
+class SimilarityHeatmap(ShowsView):
     """All pairwise similarities of a few word vectors, as one heatmap.
 
     The matrix of dot products ``X Xᵀ`` is what attention computes as ``QKᵀ``; switching to the
@@ -229,7 +230,7 @@ class SimilarityHeatmap:
         return figure_to_html(fig, alt=f"Heatmap of the {self.measure.value} of {n} word vectors")
 
 
-class VarianceSimulation:
+class VarianceSimulation(ShowsView):
     """Var(q·k) for random q, k with independent unit-variance entries, as ``d_k`` grows.
 
     Each of the ``d_k`` products ``q_i k_i`` has mean 0 and variance 1, so their sum has variance

@@ -1,6 +1,11 @@
-"""Translate your own sentence, and see where the decoder looked while writing each word.
+"""Widgets of lesson 9 (the translator): the live loss curve, and a translate-your-own-sentence
+box that shows where the decoder looked while writing each word.
 
-The picture is the decoder's *cross-attention*: row t shows how output token t spread its
+* :class:`LiveLossCurve`: training loss against step, redrawn while training runs (pass it as the
+  trainer's callback); :meth:`LiveLossCurve.show_log` draws a finished run's log the same way.
+* :class:`TranslateWidget`: a sentence in, its translation and cross-attention map out.
+
+The attention picture is the decoder's *cross-attention*: row t shows how output token t spread its
 attention over the source tokens. The model's attention runs in a fused kernel that never stores
 the weights, so :func:`cross_attention` records the inputs of a decoder layer's cross-attention
 with a forward pre-hook and recomputes the weights with
@@ -9,6 +14,7 @@ with a forward pre-hook and recomputes the weights with
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from html import escape
 
@@ -17,9 +23,50 @@ import numpy as np
 import torch
 
 from transformer_course.evaluation import translate
-from transformer_course.figures import figure_to_html, new_figure
 from transformer_course.model import Transformer
 from transformer_course.tokenization import SubwordTokenizer
+from transformer_course.training import LogEntry
+from transformer_course.widgets.base import ShowsView
+from transformer_course.widgets.figures import figure_to_html, new_figure
+
+
+class LiveLossCurve(ShowsView):
+    """Training loss against step, redrawn every ``redraw_every`` log entries.
+
+    It draws into an ``ipywidgets.HTML`` like every plot of the course, so the last picture stays
+    in the saved notebook.
+    """
+
+    def __init__(self, title: str = "training loss", redraw_every: int = 1) -> None:
+        if redraw_every < 1:
+            raise ValueError(f"redraw_every must be positive, got {redraw_every}")
+        self.title = title
+        self.redraw_every = redraw_every
+        self.entries: list[LogEntry] = []
+        self.view = widgets.HTML(value="<i>The curve appears after the first logged steps.</i>")
+
+    def __call__(self, entry: LogEntry) -> None:
+        self.entries.append(entry)
+        if len(self.entries) % self.redraw_every == 0:
+            self.redraw()
+
+    def show_log(self, entries: Sequence[LogEntry]) -> None:
+        """Replace the curve with a finished run's log (a loaded checkpoint's history)."""
+        self.entries = list(entries)
+        self.redraw()
+
+    def redraw(self) -> None:
+        if not self.entries:
+            return
+        fig = new_figure(width=6.0, height=3.2)
+        ax = fig.add_subplot()
+        ax.plot([e.step for e in self.entries], [e.loss for e in self.entries], marker=".")
+        ax.set_xlabel("optimizer step")
+        ax.set_ylabel("label-smoothed cross-entropy")
+        last = self.entries[-1]
+        ax.set_title(f"{self.title} (step {last.step}, loss {last.loss:.3f})")
+        ax.grid(alpha=0.3)
+        self.view.value = figure_to_html(fig, alt=f"{self.title} against optimizer step")
 
 
 @dataclass(frozen=True)
@@ -89,7 +136,7 @@ def attention_figure_html(attention: AttentionMap, head: int | None = None) -> s
     return figure_to_html(fig, alt="cross-attention heatmap of the translation")
 
 
-class TranslateWidget:
+class TranslateWidget(ShowsView):
     """A text box, greedy/beam choice, layer and head pickers; shows translation and heatmap."""
 
     def __init__(
@@ -145,8 +192,3 @@ class TranslateWidget:
         attention = cross_attention(self.model, self.tokenizer, sentence, translation, layer=self.layer.value)
         head = None if self.head.value == -1 else self.head.value
         self.plot.value = attention_figure_html(attention, head)
-
-    def _ipython_display_(self) -> None:
-        from IPython.display import display
-
-        display(self.view)

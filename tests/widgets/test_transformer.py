@@ -5,13 +5,13 @@ import math
 import numpy as np
 import pytest
 
-from transformer_course.model_widgets import (
+from transformer_course.schedule import peak_lr
+from transformer_course.widgets.transformer import (
     LabelSmoothingExplorer,
     ScheduleExplorer,
     _smoothed_loss,
     mask_figure,
 )
-from transformer_course.schedule import peak_lr
 
 
 def test_schedule_explorer_redraws_on_change():

@@ -5,11 +5,10 @@ import pytest
 import torch
 
 from transformer_course.corpus import make_corpus
-from transformer_course.loss_curve import LiveLossCurve
 from transformer_course.model import Transformer
 from transformer_course.tokenization import train_tokenizer
 from transformer_course.training import LogEntry, preset
-from transformer_course.translate_widget import TranslateWidget, cross_attention
+from transformer_course.widgets.translator import LiveLossCurve, TranslateWidget, cross_attention
 
 
 @pytest.fixture(scope="module")

@@ -2,7 +2,7 @@
 
 import base64
 
-from transformer_course.figures import figure_to_html, new_figure
+from transformer_course.widgets.figures import figure_to_html, new_figure
 
 
 def test_figure_becomes_an_inline_png_with_escaped_alt_text():

@@ -19,8 +19,8 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from transformer_course.display import ShowsView
-from transformer_course.figures import figure_to_html, new_figure
+from transformer_course.widgets.base import ShowsView
+from transformer_course.widgets.figures import figure_to_html, new_figure
 
 
 def _normalize(x: np.ndarray, gamma: float, beta: float, eps: float = 1e-5) -> np.ndarray:

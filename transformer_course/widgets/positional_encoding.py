@@ -16,9 +16,9 @@ from __future__ import annotations
 import ipywidgets as widgets
 import numpy as np
 
-from transformer_course.display import ShowsView
-from transformer_course.figures import figure_to_html, new_figure
 from transformer_course.model import sinusoidal_table
+from transformer_course.widgets.base import ShowsView
+from transformer_course.widgets.figures import figure_to_html, new_figure
 
 BASE = 10000.0
 

@@ -12,9 +12,9 @@ from __future__ import annotations
 import ipywidgets as widgets
 import numpy as np
 
-from transformer_course.display import ShowsView
-from transformer_course.figures import figure_to_html, new_figure
 from transformer_course.schedule import PAPER_WARMUP, peak_lr, transformer_lr
+from transformer_course.widgets.base import ShowsView
+from transformer_course.widgets.figures import figure_to_html, new_figure
 
 D_MODEL_CHOICES = (64, 128, 256, 512, 1024)
 
