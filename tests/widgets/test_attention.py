@@ -59,6 +59,18 @@ def test_causal_mask_leaves_the_first_token_only_itself():
     assert np.array_equal(simulator.weights()[0], [1.0, 0.0, 0.0, 0.0])
     assert "over 1 visible keys" in simulator.readout.value
     assert simulator.entropy(simulator.weights()[0]) == 0.0
+    assert "Entropy 0.000 nats" in simulator.readout.value, "a one-hot row has entropy 0, not -0"
+
+
+def test_tied_weights_are_named_together_not_as_one_winner():
+    tokens = ["a", "b", "c", "d"]
+    same = np.ones((4, 2))  # every key equal: every query spreads its weight evenly
+    simulator = AttentionSimulator(tokens, same, same, query_index=3)
+    assert simulator.top_keys(simulator.weights()[3]) == [0, 1, 2, 3]
+    readout = simulator.readout.value
+    assert "splits its largest weight equally between" in readout and "0.250</b> each" in readout
+    assert all(f"<b>{t}</b> (position {j})" in readout for j, t in enumerate(tokens))
+    assert "puts the most weight on" not in readout
 
 
 @pytest.mark.parametrize(

@@ -45,19 +45,45 @@ def test_wavelength_is_two_pi_times_the_frequency_base():
     assert np.allclose(table[shift:, 4], np.sin(np.arange(shift, 400) * 2 * np.pi / period))
 
 
-def test_waves_show_the_selected_columns():
+def test_waves_show_the_picked_columns_and_keep_the_others_when_one_changes():
     waves = EncodingWaves(d_model=16, dimensions=(0, 5), seq_len=50)
-    curves = waves.curves()
     table = _torch_table(50, 16)
-    assert sorted(curves) == [0, 5]
-    assert np.allclose(curves[5], table[:, 5])
+    assert sorted(waves.curves()) == [0, 5]
+    assert np.allclose(waves.curves()[5], table[:, 5])
+    assert [p.value for p in waves.pickers] == [0, 5, None, None], "the defaults are in view"
     before_plot = waves.plot.value
-    waves.dimensions.value = (2, 3, 14)
-    assert sorted(waves.curves()) == [2, 3, 14]
+    waves.pickers[2].value = 14
+    waves.pickers[0].value = 3
+    assert waves.chosen() == [3, 5, 14], "changing one curve leaves the others alone"
     assert waves.plot.value != before_plot
     assert "14 (sin" in waves.readout.value and "3 (cos" in waves.readout.value
-    waves.dimensions.value = ()
-    assert "Select at least one" in waves.readout.value and waves.plot.value == ""
+    for picker in waves.pickers:
+        picker.value = None
+    assert "at least one curve" in waves.readout.value and waves.plot.value == ""
+
+
+def test_waves_draw_the_continuous_curve_through_the_whole_positions():
+    """Between whole positions the line follows the sine, not a straight zigzag segment."""
+    waves = EncodingWaves(d_model=16, dimensions=(0, 1), seq_len=20)
+    table = _torch_table(20, 16)
+    whole = np.arange(20.0)
+    assert np.allclose(waves.wave(0, whole), table[:, 0]) and np.allclose(waves.wave(1, whole), table[:, 1])
+    halfway = waves.wave(0, np.array([1.5]))[0]
+    assert halfway == pytest.approx(np.sin(1.5))
+    assert abs(halfway - (table[1, 0] + table[2, 0]) / 2) > 0.1, "a straight segment would be far off"
+
+
+@pytest.mark.parametrize(
+    "seq_len, d_model, expected",
+    [
+        (256, 1, "Its only column, a sine, repeats every 6.28 positions."),
+        (100, 2, "the last column (dimension 1) every 6.3 positions, so it repeats 15.9 times"),
+        (64, 64, "positions, longer than the 64 positions shown, so it never repeats here"),
+    ],
+)
+def test_heatmap_caption_is_true_for_every_size(seq_len, d_model, expected):
+    heatmap = EncodingHeatmap(seq_len=seq_len, d_model=d_model)
+    assert expected in heatmap.readout.value, heatmap.readout.value
 
 
 def test_similarity_depends_on_the_offset_only():
@@ -80,6 +106,7 @@ def test_similarity_depends_on_the_offset_only():
         (lambda: EncodingHeatmap(d_model=300), "up to 256"),
         (lambda: EncodingWaves(d_model=8, dimensions=(9,)), "not columns"),
         (lambda: EncodingWaves(dimensions=()), "at least one"),
+        (lambda: EncodingWaves(dimensions=(0, 1, 2, 3, 4)), "at most 4"),
         (lambda: PositionSimilarity(d_model=7), "even d_model"),
         (lambda: PositionSimilarity(first=5), "must lie in"),
     ],

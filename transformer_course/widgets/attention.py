@@ -99,7 +99,12 @@ class AttentionSimulator(ShowsView):
     def entropy(self, row: np.ndarray) -> float:
         """Entropy of one weight row in nats: 0 for one-hot, ``log n`` for uniform over n keys."""
         positive = row[row > 0]
-        return float(-np.sum(positive * np.log(positive)))
+        # Every term -p log p is >= 0; max() turns the -0.0 of a one-hot row into 0.0.
+        return max(0.0, float(-np.sum(positive * np.log(positive))))
+
+    def top_keys(self, row: np.ndarray) -> list[int]:
+        """Positions holding the largest weight of ``row``: several when weights tie."""
+        return [int(j) for j in np.flatnonzero(np.isclose(row, row.max(), rtol=1e-9, atol=0.0))]
 
     def _on_change(self, _change: dict | None = None) -> None:
         self._redraw()
@@ -108,11 +113,18 @@ class AttentionSimulator(ShowsView):
         weights = self.weights()
         i = self.query.value
         row = weights[i]
-        top = int(np.argmax(row))
+        top = self.top_keys(row)
         visible = int(np.count_nonzero(row))
+        named = [f"<b>{escape(self.tokens[j])}</b> (position {j})" for j in top]
+        if len(top) == 1:
+            winner = f"puts the most weight on {named[0]}: <b>{row[top[0]]:.3f}</b>"
+        else:
+            winner = (
+                f"splits its largest weight equally between {', '.join(named[:-1])} and {named[-1]}: "
+                f"<b>{row[top[0]]:.3f}</b> each"
+            )
         self.readout.value = (
-            f"Query <b>{escape(self.tokens[i])}</b> (position {i}) puts the most weight on "
-            f"<b>{escape(self.tokens[top])}</b> (position {top}): <b>{row[top]:.3f}</b>. "
+            f"Query <b>{escape(self.tokens[i])}</b> (position {i}) {winner}. "
             f"Entropy {self.entropy(row):.3f} nats over {visible} visible keys "
             f"(uniform would be log {visible} = {np.log(visible):.3f}; one-hot would be 0)."
         )

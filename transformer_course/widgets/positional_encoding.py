@@ -2,7 +2,8 @@
 
 * :class:`EncodingHeatmap`: the whole table ``PE`` (positions × dimensions) with ``d_model`` and
   sequence-length sliders: fast stripes on the left, slow ones on the right.
-* :class:`EncodingWaves`: chosen dimensions as curves over the positions, with their wavelengths.
+* :class:`EncodingWaves`: up to four chosen dimensions as waves over the positions, with their
+  wavelengths.
 * :class:`PositionSimilarity`: the dot product ``PE[a] · PE[b]`` against the distance ``b - a``
   for two reference positions; the curves coincide, because the dot product depends on the
   offset only.
@@ -64,15 +65,27 @@ class EncodingHeatmap(ShowsView):
     def _on_change(self, _change: dict | None = None) -> None:
         self._redraw()
 
+    def _caption(self) -> str:
+        """How the fastest and slowest columns compare with the number of positions shown."""
+        shown, d_model = self.seq_len.value, self.d_model.value
+        fastest = wavelength(0, d_model)
+        if d_model == 1:
+            return f"Its only column, a sine, repeats every {fastest:.2f} positions."
+        slowest = wavelength(d_model - 1, d_model)
+        slowest_text = f"{slowest:,.0f}" if slowest >= 100 else f"{slowest:.1f}"
+        if slowest > shown:
+            reach = f"longer than the {shown} positions shown, so it never repeats here"
+        else:
+            reach = f"so it repeats {shown / slowest:.1f} times over the {shown} positions shown"
+        return (
+            f"Column 0 repeats every {fastest:.2f} positions; the last column (dimension "
+            f"{d_model - 1}) every {slowest_text} positions, {reach}."
+        )
+
     def _redraw(self) -> None:
         d_model = self.d_model.value
         pe = self.table()
-        fastest = wavelength(0, d_model)
-        slowest = wavelength(d_model - 1, d_model)
-        self.readout.value = (
-            f"PE has shape {pe.shape}. Column 0 repeats every {fastest:.2f} positions; the last "
-            f"column every {slowest:,.0f} positions, far longer than the {self.seq_len.value} shown."
-        )
+        self.readout.value = f"PE has shape {pe.shape}. {self._caption()}"
         fig = new_figure(7.0, 3.6)
         ax = fig.subplots()
         image = ax.imshow(pe, aspect="auto", cmap="RdBu", vmin=-1.0, vmax=1.0, interpolation="nearest")
@@ -88,7 +101,15 @@ class EncodingHeatmap(ShowsView):
 
 
 class EncodingWaves(ShowsView):
-    """Chosen columns of ``PE`` drawn as curves over the positions."""
+    """Up to four columns of ``PE`` drawn as waves over the positions.
+
+    Each curve has its own dropdown (dimension, or none), so the chosen ones stay in view and
+    changing one leaves the others alone. The encoding only exists at whole positions (the dots);
+    the line through them is the sine or cosine it samples, so fast columns read as waves rather
+    than zigzags.
+    """
+
+    CURVES = 4
 
     def __init__(
         self, d_model: int = 64, dimensions: tuple[int, ...] = (0, 1, 8, 30), seq_len: int = 100
@@ -96,24 +117,43 @@ class EncodingWaves(ShowsView):
         _check_sizes(seq_len, d_model)
         if not dimensions:
             raise ValueError("choose at least one dimension to draw")
+        if len(dimensions) > self.CURVES:
+            raise ValueError(f"draw at most {self.CURVES} dimensions at once, got {len(dimensions)}")
         bad = [d for d in dimensions if not 0 <= d < d_model]
         if bad:
             raise ValueError(f"dimensions {bad} are not columns of a d_model = {d_model} encoding")
         self.d_model = d_model
         self.seq_len = seq_len
-        self.dimensions = widgets.SelectMultiple(
-            options=list(range(d_model)), value=tuple(dimensions), rows=6, description="dimensions"
-        )
+        choices = [("none", None)] + [
+            (f"{d} ({'sin' if d % 2 == 0 else 'cos'}, wavelength {wavelength(d, d_model):,.1f})", d)
+            for d in range(d_model)
+        ]
+        chosen = list(dimensions) + [None] * (self.CURVES - len(dimensions))
+        self.pickers = [
+            widgets.Dropdown(options=choices, value=value, description=f"curve {i + 1}")
+            for i, value in enumerate(chosen)
+        ]
         self.readout = widgets.HTML()
         self.plot = widgets.HTML()
-        self.dimensions.observe(self._on_change, names="value")
-        self.view = widgets.VBox([self.dimensions, self.readout, self.plot])
+        for picker in self.pickers:
+            picker.observe(self._on_change, names="value")
+        controls = widgets.VBox([widgets.HBox(self.pickers[:2]), widgets.HBox(self.pickers[2:])])
+        self.view = widgets.VBox([controls, self.readout, self.plot])
         self._redraw()
 
+    def chosen(self) -> list[int]:
+        """The dimensions picked, in increasing order, each once."""
+        return sorted({p.value for p in self.pickers if p.value is not None})
+
     def curves(self) -> dict[int, np.ndarray]:
-        """Column index -> values over the positions, for the chosen columns."""
+        """Column index -> values at the whole positions 0 .. seq_len - 1, for the chosen columns."""
         pe = _sinusoidal_table(self.seq_len, self.d_model)
-        return {d: pe[:, d] for d in sorted(self.dimensions.value)}
+        return {d: pe[:, d] for d in self.chosen()}
+
+    def wave(self, dimension: int, positions: np.ndarray) -> np.ndarray:
+        """The sine or cosine that column ``dimension`` samples, at any (fractional) positions."""
+        angle = 2 * np.pi * positions / wavelength(dimension, self.d_model)
+        return np.sin(angle) if dimension % 2 == 0 else np.cos(angle)
 
     def _on_change(self, _change: dict | None = None) -> None:
         self._redraw()
@@ -121,18 +161,21 @@ class EncodingWaves(ShowsView):
     def _redraw(self) -> None:
         curves = self.curves()
         if not curves:
-            self.readout.value = "<i>Select at least one dimension.</i>"
+            self.readout.value = "<i>Pick a dimension for at least one curve.</i>"
             self.plot.value = ""
             return
         lines = ", ".join(
             f"{d} ({'sin' if d % 2 == 0 else 'cos'}, wavelength {wavelength(d, self.d_model):.1f})"
             for d in curves
         )
-        self.readout.value = f"Dimensions: {lines}."
+        self.readout.value = f"Dimensions: {lines}. Dots: the encoding at whole positions."
+        fine = np.linspace(0, self.seq_len - 1, 20 * self.seq_len)
+        positions = np.arange(self.seq_len)
         fig = new_figure(7.0, 3.2)
         ax = fig.subplots()
         for d, values in curves.items():
-            ax.plot(values, label=f"dim {d}")
+            (line,) = ax.plot(fine, self.wave(d, fine), linewidth=1.2, label=f"dim {d}")
+            ax.plot(positions, values, ".", markersize=3, color=line.get_color())
         ax.set_xlabel("position")
         ax.set_ylabel("PE value")
         ax.set_ylim(-1.1, 1.1)
@@ -195,7 +238,8 @@ class PositionSimilarity(ShowsView):
         ax.set_xlabel("offset k")
         ax.set_ylabel("PE[p] · PE[p + k]")
         ax.set_title(f"similarity of positions, d_model = {self.d_model.value}", fontsize=10)
-        ax.legend(fontsize=8)
+        # Outside the axes: the curves reach every corner of the plot.
+        ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
         self.plot.value = figure_to_html(
             fig, alt=f"Dot product of positional encodings against their offset, from positions {a} and {b}"
         )
