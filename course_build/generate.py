@@ -4,7 +4,12 @@ source (lessons/NN.md)
   -> autograder/source/NN/NN.ipynb   nbgrader source: solutions + hidden tests, no outputs
   -> solutions/NN.ipynb              the source executed, outputs and widget state kept
   -> notebooks/NN.ipynb              nbgrader's release (stubs, visible tests) carrying the
-                                     solution run's outputs of every ungraded cell
+                                     solution run's outputs of the cells that do not depend on
+                                     an exercise, minus the authors' provenance note
+
+Regenerating is deterministic: the same source gives byte-identical files (stable cell and
+widget ids, PNGs without metadata, and the outputs of cells tagged ``live-output``, such as
+timings, replaced by a note), and a change to one cell changes only the lines of that cell.
 """
 
 import copy
@@ -16,6 +21,7 @@ import nbformat
 from nbformat import NotebookNode
 
 from course_build.execute import execute_notebook
+from course_build.exercise_cells import cells_using_answers
 from course_build.nbgrader_runner import make_course_dir, run_nbgrader
 from course_build.paths import (
     REPO_ROOT,
@@ -23,7 +29,16 @@ from course_build.paths import (
     solution_notebook,
     student_notebook,
 )
-from course_build.source import build_source_notebook
+from course_build.saved_widgets import prepare_saved_widgets
+from course_build.source import PROVENANCE_CELL_ID, build_source_notebook
+
+# A cell whose output changes from run to run (a timing) carries this tag in its lesson source;
+# the committed notebooks show LIVE_OUTPUT_NOTE in its place, and a run shows the real thing.
+LIVE_OUTPUT = "live-output"
+LIVE_OUTPUT_NOTE = (
+    "[This cell measures on the machine that runs it, so its output is not saved with the "
+    "notebook: run the cell to see it.]\n"
+)
 
 
 def write_notebook(notebook: NotebookNode, path: Path) -> None:
@@ -45,20 +60,43 @@ def is_graded_cell(cell: NotebookNode) -> bool:
     return bool(nbgrader.get("solution") or nbgrader.get("grade"))
 
 
-def student_with_outputs(release: NotebookNode, executed: NotebookNode) -> NotebookNode:
-    """The release notebook carrying the executed solution's outputs for its ungraded cells."""
+def without_live_outputs(executed: NotebookNode) -> NotebookNode:
+    """The executed notebook with each ``live-output`` cell's output replaced by a note, and the
+    widget models only those outputs showed dropped."""
+    notebook = copy.deepcopy(executed)
+    for cell in notebook.cells:
+        if cell.cell_type == "code" and LIVE_OUTPUT in cell.metadata.get("tags", []):
+            cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text=LIVE_OUTPUT_NOTE)]
+    prepare_saved_widgets(notebook, snapshots=False)
+    return notebook
+
+
+def student_view(release: NotebookNode) -> NotebookNode:
+    """nbgrader's release as students get it: without the course authors' provenance note."""
     student = copy.deepcopy(release)
+    student.cells = [cell for cell in student.cells if cell.get("id") != PROVENANCE_CELL_ID]
+    return student
+
+
+def student_with_outputs(release: NotebookNode, executed: NotebookNode) -> NotebookNode:
+    """The student notebook: the release carrying the executed solution's outputs, except in
+    exercise and test cells and in the cells that use an exercise's answer (they would show the
+    solution's results beside a stub). Saved widgets get a static picture for untrusted views."""
+    student = student_view(release)
     executed_cells = {cell.id: cell for cell in executed.cells}
+    # Found on the executed source: the release no longer has the solution regions to follow.
+    withheld = {executed.cells[i].id for i in cells_using_answers(executed.cells)}
     for cell in student.cells:
         if cell.cell_type != "code":
             continue
         ran = executed_cells[cell.id]
-        if is_graded_cell(cell):
+        if is_graded_cell(cell) or cell.id in withheld:
             cell.outputs, cell.execution_count = [], None
         else:
-            cell.outputs, cell.execution_count = ran.outputs, ran.execution_count
+            cell.outputs, cell.execution_count = copy.deepcopy(ran.outputs), ran.execution_count
     if "widgets" in executed.metadata:
-        student.metadata["widgets"] = executed.metadata["widgets"]
+        student.metadata["widgets"] = copy.deepcopy(executed.metadata["widgets"])
+    prepare_saved_widgets(student, snapshots=True)
     return student
 
 
@@ -66,7 +104,7 @@ def regenerate(lesson: str) -> None:
     """Write all three artifacts of ``lesson`` (executes the lesson: seconds to a minute)."""
     source = build_source_notebook(lesson)
     write_notebook(source, nbgrader_source_notebook(lesson))
-    executed = execute_notebook(copy.deepcopy(source))
+    executed = without_live_outputs(execute_notebook(copy.deepcopy(source)))
     write_notebook(executed, solution_notebook(lesson))
     release = release_notebook(lesson, source)
     write_notebook(student_with_outputs(release, executed), student_notebook(lesson))
@@ -94,7 +132,7 @@ def stale_artifacts(lesson: str) -> list[str]:
     expected = {
         nbgrader_source_notebook(lesson): source,
         solution_notebook(lesson): source,
-        student_notebook(lesson): release_notebook(lesson, source),
+        student_notebook(lesson): student_view(release_notebook(lesson, source)),
     }
     for path, wanted in expected.items():
         shown = path.relative_to(REPO_ROOT)
