@@ -8,8 +8,9 @@ source (lessons/NN.md)
                                      an exercise, minus the authors' provenance note
 
 Regenerating is deterministic: the same source gives byte-identical files (stable cell and
-widget ids, PNGs without metadata, and the outputs of cells tagged ``live-output``, such as
-timings, replaced by a note), and a change to one cell changes only the lines of that cell.
+widget ids, PNGs without metadata, and cells tagged ``measured``, such as timings, keeping their
+committed measurement while they are unchanged), and a change to one cell changes only the lines
+of that cell.
 """
 
 import copy
@@ -29,16 +30,20 @@ from course_build.paths import (
     solution_notebook,
     student_notebook,
 )
-from course_build.saved_widgets import prepare_saved_widgets
+from course_build.saved_widgets import (
+    WIDGET_STATE,
+    WIDGET_VIEW,
+    prepare_saved_widgets,
+    reachable_models,
+    widget_state,
+)
 from course_build.source import PROVENANCE_CELL_ID, build_source_notebook
 
-# A cell whose output changes from run to run (a timing) carries this tag in its lesson source;
-# the committed notebooks show LIVE_OUTPUT_NOTE in its place, and a run shows the real thing.
-LIVE_OUTPUT = "live-output"
-LIVE_OUTPUT_NOTE = (
-    "[This cell measures on the machine that runs it, so its output is not saved with the "
-    "notebook: run the cell to see it.]\n"
-)
+# A cell whose output is a measurement (a timing) carries this tag in its lesson source. Its
+# output differs on every run, so regeneration keeps the committed measurement while the lesson's
+# measured cells are unchanged (their ids are hashes of their content): the same source then
+# gives the same bytes. Editing a measured cell, or deleting the notebook, measures again.
+MEASURED = "measured"
 
 
 def write_notebook(notebook: NotebookNode, path: Path) -> None:
@@ -60,14 +65,36 @@ def is_graded_cell(cell: NotebookNode) -> bool:
     return bool(nbgrader.get("solution") or nbgrader.get("grade"))
 
 
-def without_live_outputs(executed: NotebookNode) -> NotebookNode:
-    """The executed notebook with each ``live-output`` cell's output replaced by a note, and the
-    widget models only those outputs showed dropped."""
+def _measured_ids(notebook: NotebookNode) -> list[str]:
+    return [
+        cell.id
+        for cell in notebook.cells
+        if cell.cell_type == "code" and MEASURED in cell.metadata.get("tags", [])
+    ]
+
+
+def with_previous_measurements(executed: NotebookNode, previous: NotebookNode | None) -> NotebookNode:
+    """``executed`` with the outputs of its ``measured`` cells (and the widget models they show)
+    taken from ``previous``, the committed run, when that run has every one of those cells.
+
+    Several measured cells of a lesson usually show the same measurement (a plot and a table), so
+    they are kept or refreshed together.
+    """
+    measured = _measured_ids(executed)
+    old_cells = {cell.id: cell for cell in previous.cells} if previous is not None else {}
+    if not measured or not all(cell_id in old_cells for cell_id in measured):
+        return executed
     notebook = copy.deepcopy(executed)
+    old_models = widget_state(previous)
+    new_models = notebook.metadata.setdefault("widgets", {}).setdefault(WIDGET_STATE, {"state": {}})["state"]
     for cell in notebook.cells:
-        if cell.cell_type == "code" and LIVE_OUTPUT in cell.metadata.get("tags", []):
-            cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text=LIVE_OUTPUT_NOTE)]
-    prepare_saved_widgets(notebook, snapshots=False)
+        if cell.id in measured:
+            cell.outputs = copy.deepcopy(old_cells[cell.id].outputs)
+            shown = [
+                o["data"][WIDGET_VIEW]["model_id"] for o in cell.outputs if WIDGET_VIEW in o.get("data", {})
+            ]
+            for model_id in reachable_models(old_models, shown):
+                new_models[model_id] = copy.deepcopy(old_models[model_id])
     return notebook
 
 
@@ -104,7 +131,9 @@ def regenerate(lesson: str) -> None:
     """Write all three artifacts of ``lesson`` (executes the lesson: seconds to a minute)."""
     source = build_source_notebook(lesson)
     write_notebook(source, nbgrader_source_notebook(lesson))
-    executed = without_live_outputs(execute_notebook(copy.deepcopy(source)))
+    executed = execute_notebook(copy.deepcopy(source))
+    executed = with_previous_measurements(executed, _read(solution_notebook(lesson)))
+    prepare_saved_widgets(executed, snapshots=False)
     write_notebook(executed, solution_notebook(lesson))
     release = release_notebook(lesson, source)
     write_notebook(student_with_outputs(release, executed), student_notebook(lesson))
