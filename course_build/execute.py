@@ -15,6 +15,26 @@ CELL_TIMEOUT_S = 600
 STARTUP_FILE = "from course_build.stable_widget_ids import install\n\ninstall()\n"
 
 
+def merge_adjacent_streams(notebook: NotebookNode) -> None:
+    """Join consecutive outputs of the same stream: how the kernel happened to flush its output
+    (one chunk or two) must not change the saved notebook. Order against other outputs is kept."""
+    for cell in notebook.cells:
+        merged: list[NotebookNode] = []
+        for output in cell.get("outputs", []):
+            previous = merged[-1] if merged else None
+            if (
+                previous is not None
+                and output.get("output_type") == "stream"
+                and previous.get("output_type") == "stream"
+                and previous.get("name") == output.get("name")
+            ):
+                previous["text"] += output["text"]
+            else:
+                merged.append(output)
+        if cell.get("outputs"):
+            cell.outputs = merged
+
+
 def _first_error(notebook: NotebookNode) -> tuple[NotebookNode, dict] | None:
     for cell in notebook.cells:
         for output in cell.get("outputs", []):
@@ -57,6 +77,7 @@ def execute_notebook(
             record_timing=False,
         )
         client.execute(env=kernel_env)
+    merge_adjacent_streams(notebook)
     error = None if allow_errors else _first_error(notebook)
     if error is not None:
         cell, output = error

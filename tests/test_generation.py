@@ -8,6 +8,7 @@ import pytest
 
 from course_build import generate
 from course_build import source as source_module
+from course_build.execute import merge_adjacent_streams
 from course_build.saved_widgets import PLAIN_TEXT, WIDGET_STATE, WIDGET_VIEW, prepare_saved_widgets
 
 LESSON = """---
@@ -169,3 +170,17 @@ def test_saved_widgets_keep_only_displayed_models_and_get_a_picture():
     html = data["text/html"]
     assert "<b>n</b> 32" in html and "<b>32 steps</b>" in html
     assert "<li>yes</li><li>no &lt;b&gt;</li>" in html, "labels are escaped"
+
+
+def test_consecutive_stream_chunks_are_joined_but_never_reordered():
+    chunks = [
+        nbformat.v4.new_output("stream", name="stdout", text="k = 1"),
+        nbformat.v4.new_output("stream", name="stdout", text="\nk = 5\n"),
+        nbformat.v4.new_output("display_data", data={"text/plain": "picture"}),
+        nbformat.v4.new_output("stream", name="stdout", text="after\n"),
+        nbformat.v4.new_output("stream", name="stderr", text="warning\n"),
+    ]
+    notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("x", outputs=chunks)])
+    merge_adjacent_streams(notebook)
+    outputs = notebook.cells[0].outputs
+    assert [o.get("text") for o in outputs] == ["k = 1\nk = 5\n", None, "after\n", "warning\n"]
