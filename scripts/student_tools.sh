@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Sourced by install-student.sh (and the browser tests): nbgrader installs its instructor tools
 # with its student ones. Switch off the Formgrader, Create Assignment, the course and assignment
-# lists (this course collects work through the LMS, not nbgrader's exchange) and the Nbgrader
-# menu; keep the Validate button. LEVEL is where the setting is written: sys_prefix (the active
+# lists (a local install has no nbgrader exchange to fetch from; a JupyterHub image built as in
+# book/instructors.md keeps them) and the Nbgrader menu; keep the Validate button. LEVEL is where the setting is written: sys_prefix (the active
 # environment) or user ($JUPYTER_CONFIG_DIR).
 
 INSTRUCTOR_LAB_PLUGINS=(
