@@ -164,7 +164,7 @@ def test_no_student_notebook_shows_a_quiz_answer_or_explanation(lesson):
     sources = [cell.source for cell in nbformat.read(student_notebook(lesson), as_version=4).cells]
     text = "\n".join(sources)
     assert f'lesson_quiz("{lesson}")' in text, f"{lesson}: the notebook does not show its quiz"
-    for name in ("Question(", "explanations", "correct="):
+    for name in ("Question(", "explanations=", "correct="):
         assert name not in text, f"{lesson}: quiz data ({name}) in the notebook"
     for question in load_questions(lesson):
         for option in question.options:
