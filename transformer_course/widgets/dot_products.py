@@ -9,7 +9,7 @@ Three small explorers, each a class whose callbacks a unit test can call:
 * :class:`VarianceSimulation` — samples ``q·k`` for random vectors and shows that its variance
   grows like ``d_k``, the reason attention divides scores by ``√d_k``.
 
-Plots are drawn into an ``ipywidgets.HTML`` (see :mod:`transformer_course.figures`) so the saved
+Plots are drawn into an ``ipywidgets.HTML`` (see :mod:`transformer_course.widgets.figures`) so the saved
 notebook and the static book page show the default view.
 """
 
