@@ -50,7 +50,9 @@ def test_waves_show_the_picked_columns_and_keep_the_others_when_one_changes():
     table = _torch_table(50, 16)
     assert sorted(waves.curves()) == [0, 5]
     assert np.allclose(waves.curves()[5], table[:, 5])
-    assert [p.value for p in waves.pickers] == [0, 5, None, None], "the defaults are in view"
+    assert [p.label for p in waves.pickers[1:]] == ["5 (cos, wavelength 62.8)", "none", "none"], (
+        "defaults in view"
+    )
     before_plot = waves.plot.value
     waves.pickers[2].value = 14
     waves.pickers[0].value = 3
@@ -58,7 +60,7 @@ def test_waves_show_the_picked_columns_and_keep_the_others_when_one_changes():
     assert waves.plot.value != before_plot
     assert "14 (sin" in waves.readout.value and "3 (cos" in waves.readout.value
     for picker in waves.pickers:
-        picker.value = None
+        picker.value = EncodingWaves.NONE
     assert "at least one curve" in waves.readout.value and waves.plot.value == ""
 
 

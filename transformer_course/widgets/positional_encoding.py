@@ -110,6 +110,7 @@ class EncodingWaves(ShowsView):
     """
 
     CURVES = 4
+    NONE = -1  # a picker's value when it draws no curve (None would mean "nothing selected")
 
     def __init__(
         self, d_model: int = 64, dimensions: tuple[int, ...] = (0, 1, 8, 30), seq_len: int = 100
@@ -124,11 +125,11 @@ class EncodingWaves(ShowsView):
             raise ValueError(f"dimensions {bad} are not columns of a d_model = {d_model} encoding")
         self.d_model = d_model
         self.seq_len = seq_len
-        choices = [("none", None)] + [
+        choices = [("none", self.NONE)] + [
             (f"{d} ({'sin' if d % 2 == 0 else 'cos'}, wavelength {wavelength(d, d_model):,.1f})", d)
             for d in range(d_model)
         ]
-        chosen = list(dimensions) + [None] * (self.CURVES - len(dimensions))
+        chosen = list(dimensions) + [self.NONE] * (self.CURVES - len(dimensions))
         self.pickers = [
             widgets.Dropdown(options=choices, value=value, description=f"curve {i + 1}")
             for i, value in enumerate(chosen)
@@ -143,7 +144,7 @@ class EncodingWaves(ShowsView):
 
     def chosen(self) -> list[int]:
         """The dimensions picked, in increasing order, each once."""
-        return sorted({p.value for p in self.pickers if p.value is not None})
+        return sorted({p.value for p in self.pickers if p.value != self.NONE})
 
     def curves(self) -> dict[int, np.ndarray]:
         """Column index -> values at the whole positions 0 .. seq_len - 1, for the chosen columns."""
