@@ -26,7 +26,7 @@ import torch
 from torch import Tensor, nn
 
 from transformer_course import decoding, model
-from transformer_course.display import ShowsView
+from transformer_course.widgets.base import ShowsView
 
 LESSON_TITLES = {
     1: "The sequence problem",
