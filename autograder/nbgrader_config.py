@@ -21,9 +21,8 @@ from nbgrader.preprocessors import (
 )
 
 from course_build.feedback import ShortenTestTracebacks
-from course_build.grading_preprocessors import NeutralizeTampering, RestoreGradedCells, StderrDoesNotFail
-from course_build.guarded_execute import GuardedExecute
-from course_build.lms import SUBMISSION_FILE_REGEXP
+from course_build.grading_preprocessors import RestoreGradedCells
+from course_build.sandboxed_execute import SandboxedExecute
 
 c = get_config()  # noqa: F821 - provided by nbgrader when it loads this file
 
@@ -31,36 +30,34 @@ c.CourseDirectory.course_id = "attention-built-up"
 c.CourseDirectory.root = "."
 c.CourseDirectory.db_url = "sqlite:///gradebook.db"
 
-# Collecting an LMS download (`nbgrader zip_collect`): file names as documented in
-# course_build/lms.py, e.g. `smithjane_1234_5678_03_attention.ipynb`.
-c.FileNameCollectorPlugin.named_regexp = SUBMISSION_FILE_REGEXP
-
 # Autograding. Before a submission runs, its graded cells are rebuilt on the release (deleted or
-# re-tagged test cells come back) and statements that tamper with grading are removed. It then
-# runs with a memory cap, a per-cell timeout, kernel restarts after a hang or a crash, and a
-# token that proves each test cell ran to its end with numpy and the builtins intact.
+# re-tagged test cells come back); the student's own code is never changed. It then runs in a
+# bubblewrap sandbox (a private copy of the submission, no network, no view of this folder, an
+# unprivileged uid, limits on memory, processes, files, output and time), and every test cell is
+# executed outside the sandbox by a trusted checker that calls the student's functions with plain
+# data. Without bubblewrap, grading stops unless `--SandboxedExecute.unsandboxed=True` is given
+# (`python -m course_build.grade --unsandboxed`), and then every grade carries an UNPROTECTED note.
 c.Autograde.sanitize_preprocessors = [
     ClearOutput,
     RestoreGradedCells,
     DeduplicateIds,
     OverwriteKernelspec,
     OverwriteCells,
-    NeutralizeTampering,
     CheckCellMetadata,
 ]
 c.Autograde.autograde_preprocessors = [
-    GuardedExecute,
+    SandboxedExecute,
     IgnorePattern,
     ClearMetadataPreprocessor,
     LimitOutput,
-    StderrDoesNotFail,
     SaveAutoGrades,
     AssignLatePenalties,
     CheckCellMetadata,
 ]
-# A cell running longer than this is interrupted (an endless loop costs that cell, not the batch).
+# A cell (or one call of a student's function from a test) running longer than this is
+# interrupted: an endless loop costs that cell, not the batch.
 c.Execute.timeout = 120
-c.GuardedExecute.memory_limit_gib = 4.0
+c.SandboxedKernelManager.memory_limit_gib = 4.0
 
 # Feedback shows the student's work and the visible tests, never the hidden tests' code: their
 # source is cleared and failed tests show only the error message, not a traceback quoting them.
