@@ -22,10 +22,12 @@ import sys
 import tempfile
 from pathlib import Path
 
+from traitlets.config.loader import PyFileConfigLoader
+
 from course_build.collect import collect_zip, known_students, read_record, remember_students
 from course_build.grading import GradeReport, grade_lesson
 from course_build.nbgrader_runner import run_nbgrader
-from course_build.sandbox import sandbox_problem
+from course_build.sandbox import BWRAP, sandbox_problem
 
 EXTRA_COLUMNS = ("lms_name", "lms_user_id", "lms_late", "auto_score", "auto_max", "manual_pending", "notes")
 
@@ -63,6 +65,12 @@ def export_grades(course: Path, lesson: str, reports: dict[str, GradeReport], ou
             )
 
 
+def configured_bwrap(course: Path) -> str:
+    """The bubblewrap the course's nbgrader configuration uses (``c.SandboxedKernelManager.bwrap``)."""
+    config = PyFileConfigLoader("nbgrader_config.py", path=str(course)).load_config()
+    return config.SandboxedKernelManager.get("bwrap", BWRAP)
+
+
 def summary_table(reports: dict[str, GradeReport]) -> str:
     """A plain-text table: student, autograded score, maximum, notes (one line each)."""
     width = max([len("student"), *map(len, reports)])
@@ -97,7 +105,7 @@ def main(argv: list[str] | None = None) -> int:
     if not archive.is_file():
         parser.error(f"{archive} does not exist")
     if not args.unsandboxed:
-        problem = sandbox_problem()
+        problem = sandbox_problem(configured_bwrap(course))
         if problem:
             parser.exit(
                 2,

@@ -1,9 +1,8 @@
 """Run a student's grading kernel in a bubblewrap sandbox.
 
 ``SandboxedKernelManager`` is the kernel manager the grading preprocessor uses. Before each kernel
-start it makes a short private directory (``/tmp/cbXXXXXXXX``) for the connection file and the
-kernel's IPC sockets, mounts the one submission being graded read-only beside it, copies it into
-a private ``work/`` and starts
+start it makes a short private directory (``/tmp/cbXXXXXXXX``) holding the connection file, the
+kernel's IPC sockets and ``submission/``, a copy of the one submission being graded, and starts
 
     bwrap [namespaces, mounts] -- setpriv [unprivileged uid] -- prlimit [limits] -- sh [copy] -- ipykernel
 
@@ -12,19 +11,22 @@ so that the kernel sees:
 * the system (``/usr``, ``/etc``) and the Python environment (the interpreter's prefix, the virtual
   environment and the course's helper packages) read-only, and nothing else of the host: no course
   directory (no ``source/``, no gradebook, no other student), no home directories, no other checkout;
-* a writable copy of the submission and private ``/tmp`` and ``/dev/shm``, each a size-limited
-  tmpfs, so nothing it writes reaches the host's disk;
+* a writable copy of the submission (``work/``, copied from ``submission/`` when it starts) and
+  private ``/tmp`` and ``/dev/shm``, each a size-limited tmpfs, so nothing it writes reaches the
+  host's disk; once its sockets exist, its private directory is closed to writing;
 * no network (only a loopback interface of its own), its own PID, IPC and UTS namespaces: nothing it
   starts outlives it;
 * an unprivileged uid, no capabilities, ``no_new_privs``, and limits on memory (``RLIMIT_DATA``),
   processes and threads (``RLIMIT_NPROC``), open files, the size of any file it writes and CPU time.
 
 As root, every sandbox runs under a uid of its own from a pool (``RLIMIT_NPROC`` counts per uid,
-so parallel sandboxes must not share one). As an ordinary user bubblewrap uses a user namespace and
-the kernel keeps the user's uid; the process limit then counts the user's own processes too.
-``sandbox_problem`` says why the sandbox cannot run here, if it cannot.
+so parallel sandboxes must not share one), and the private directory belongs to root with the
+kernel's group. As an ordinary user bubblewrap uses a user namespace and the kernel keeps the
+user's uid; the process limit then counts the user's own processes too, and the kernel can write
+to its private directory. ``sandbox_problem`` says why the sandbox cannot run here, if it cannot.
 """
 
+import asyncio
 import fcntl
 import importlib.util
 import os
@@ -32,6 +34,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -123,7 +126,6 @@ def bwrap_argv(
     command: list[str],
     *,
     run_dir: Path,
-    submission: Path | None,
     readable: list[Path],
     limits: Limits,
     uid: int | None,
@@ -131,10 +133,9 @@ def bwrap_argv(
 ) -> list[str]:
     """The full command that runs ``command`` in a sandbox, in ``run_dir/work``.
 
-    ``run_dir`` (connection file, sockets) is shared with the host; ``work`` is a size-limited
-    tmpfs that starts as a copy of ``submission`` (mounted read-only beside it). ``uid``: the
-    unprivileged uid to switch to (needs root); None keeps the caller's uid and uses a user
-    namespace instead.
+    ``run_dir`` (connection file, sockets, ``submission/``) is shared with the host; ``work`` is a
+    size-limited tmpfs that starts as a copy of ``run_dir/submission``. ``uid``: the unprivileged
+    uid to switch to (needs root); None keeps the caller's uid and uses a user namespace instead.
     """
     tmpfs = str(limits.tmpfs_bytes)
     args = [bwrap, "--die-with-parent"]
@@ -149,10 +150,6 @@ def bwrap_argv(
     args += ["--perms", "1777", "--size", tmpfs, "--tmpfs", "/dev/shm"]
     args += ["--perms", "1777", "--size", tmpfs, "--tmpfs", "/tmp"]
     args += ["--bind", str(run_dir), str(run_dir)]
-    if submission is not None:
-        args += ["--ro-bind", str(submission), str(run_dir / "submission")]
-    else:
-        args += ["--perms", "0755", "--dir", str(run_dir / "submission")]
     args += ["--perms", "1777", "--size", tmpfs, "--tmpfs", str(run_dir / "work"), "--chdir", str(run_dir)]
     args += ["--clearenv"]
     env = {key: os.environ[key] for key in PASSED_ENV if key in os.environ}
@@ -224,10 +221,33 @@ def _make_run_dir() -> Path:
     return Path(tempfile.mkdtemp(prefix="cb", dir="/tmp"))
 
 
-def _give_to(path: Path, uid: int) -> None:
-    for root, dirs, files in os.walk(path):
-        for name in [root, *(os.path.join(root, n) for n in dirs + files)]:
-            os.lchown(name, uid, uid)
+def _copy_submission(run_dir: Path, submission: Path | None, uid: int | None) -> None:
+    """Put a fresh copy of ``submission`` in ``run_dir/submission``; as root, make ``run_dir``
+    root's, shared with the kernel's group: readable, and writable until ``_seal``."""
+    copy = run_dir / "submission"
+    shutil.rmtree(copy, ignore_errors=True)
+    if submission is None:
+        copy.mkdir()
+    else:
+        shutil.copytree(submission, copy, symlinks=True)
+    if uid is None:
+        return
+    for root, dirs, files in os.walk(run_dir):
+        for name in dirs:
+            os.chown(os.path.join(root, name), 0, uid)
+            os.chmod(os.path.join(root, name), 0o750)
+        for name in files:
+            os.lchown(os.path.join(root, name), 0, uid)
+            if not os.path.islink(os.path.join(root, name)):
+                os.chmod(os.path.join(root, name), 0o640)
+    os.chown(run_dir, 0, uid)
+    os.chmod(run_dir, 0o770)
+
+
+def _seal(run_dir: Path) -> None:
+    """Close the kernel's private directory to writing (its sockets exist by now), so it cannot
+    fill the host's disk through it."""
+    os.chmod(run_dir, 0o750)
 
 
 @cache
@@ -239,13 +259,11 @@ def sandbox_problem(bwrap: str = BWRAP) -> str | None:
     slot = UidSlot() if os.geteuid() == 0 else None
     run_dir = _make_run_dir()
     try:
-        if slot is not None:
-            _give_to(run_dir, slot.uid)
+        _copy_submission(run_dir, None, None if slot is None else slot.uid)
         command = [sys.executable, "-c", "import numpy, ipykernel"]
         argv = bwrap_argv(
             command,
             run_dir=run_dir,
-            submission=None,
             readable=readable_paths([]),
             limits=Limits(),
             uid=None if slot is None else slot.uid,
@@ -328,20 +346,28 @@ class SandboxedKernelManager(AsyncKernelManager):
         command, kw = await super()._async_pre_start_kernel(**kw)
         readable = readable_paths(list(self.readable_packages))
         _check_hidden(readable, Path.cwd().resolve())
-        uid = None
-        if self._slot is not None:
-            uid = self._slot.uid
-            _give_to(self._run_dir, uid)
+        uid = None if self._slot is None else self._slot.uid
+        _copy_submission(self._run_dir, self._submission, uid)
         argv = bwrap_argv(
-            command,
-            run_dir=self._run_dir,
-            submission=self._submission,
-            readable=readable,
-            limits=self.limits,
-            uid=uid,
-            bwrap=self.bwrap,
+            command, run_dir=self._run_dir, readable=readable, limits=self.limits, uid=uid, bwrap=self.bwrap
         )
         return argv, kw
+
+    async def _async_post_start_kernel(self, **kw) -> None:
+        """Once the kernel has made its sockets, close its private directory to writing."""
+        await super()._async_post_start_kernel(**kw)
+        if self._slot is None:
+            return
+        sockets = [
+            Path(f"{self.ip}-{port}")
+            for port in (self.shell_port, self.iopub_port, self.stdin_port, self.hb_port, self.control_port)
+        ]
+        deadline = time.monotonic() + 120
+        while not all(s.exists() for s in sockets) and time.monotonic() < deadline:
+            if not await self._async_is_alive():
+                return
+            await asyncio.sleep(0.05)
+        _seal(self._run_dir)
 
     def log_tail(self) -> str:
         """The end of what the kernel and bwrap wrote to their stdout and stderr."""

@@ -19,7 +19,9 @@ from course_build.grader_notes import is_test_cell
 
 
 def _parse(code: str) -> ast.Module:
-    """The cell as the kernel runs it (IPython magics turned into calls)."""
+    """The cell as the kernel runs it: a cell magic's body, other magics turned into calls."""
+    if code.lstrip().startswith("%%"):
+        return _parse(code.lstrip().split("\n", 1)[1] if "\n" in code.lstrip() else "")
     try:
         return ast.parse(code)
     except SyntaxError:

@@ -369,9 +369,11 @@ def _other_processes() -> list[str]:
         if entry.isdigit():
             try:
                 with open(f"/proc/{entry}/stat", encoding="utf-8") as handle:
-                    parents[int(entry)] = int(handle.read().rsplit(")", 1)[1].split()[1])
-            except (OSError, IndexError, ValueError):
+                    state, parent = handle.read().rsplit(")", 1)[1].split()[:2]
+            except (OSError, ValueError):
                 continue
+            if state != "Z":  # a zombie has finished; only its exit status is left
+                parents[int(entry)] = int(parent)
     me = os.getpid()
     if os.getppid() == 1:
         found = {pid for pid in parents if pid not in (1, me)}

@@ -40,11 +40,12 @@ except OSError:
     seen["shadow"] = False
 seen["work"] = sorted(os.listdir("."))
 open("written.txt", "w").write("x")
-try:
-    open(os.path.join(os.path.dirname(os.__file__), "written.txt"), "w")
-    seen["python_writable"] = True
-except OSError:
-    seen["python_writable"] = False
+for name, folder in (("python_writable", os.path.dirname(os.__file__)), ("run_dir_writable", "..")):
+    try:
+        open(os.path.join(folder, "written.txt"), "w").close()
+        seen[name] = True
+    except OSError:
+        seen[name] = False
 print(json.dumps(seen))
 """,
     "network": """
@@ -181,6 +182,7 @@ def test_the_kernel_writes_only_to_its_private_copy(probes):
     seen = json.loads(probes["files"])
     assert seen["work"] == ["03.ipynb"]
     assert seen["python_writable"] is False
+    assert seen["run_dir_writable"] is (os.geteuid() != 0), "as root the kernel's private directory is sealed"
     assert probes["host_after"] is False, "a file written in the sandbox appeared in the course directory"
 
 
