@@ -15,9 +15,11 @@ user id as the LMS wrote them, Canvas's ``LATE_`` marker and notes for the instr
   can land in another student's folder or outside the course; other files a student sent are kept
   beside the record for the instructor, not given to nbgrader.
 
-``normalize_submission`` then makes each folder gradable: a single notebook under another name is
-graded as ``<lesson>.ipynb``, and a missing or unreadable one is replaced by the blank release, so
-the student gets a zero row with a note instead of no row. Running it again changes nothing, so a
+``normalize_submission`` then makes each folder gradable, however it was filled (this collection,
+``nbgrader collect``, by hand): of ``<lesson>.ipynb`` and resubmissions ``<lesson>-N.ipynb`` the
+latest is graded, a single notebook under another name is graded as ``<lesson>.ipynb``, and a
+missing or unreadable one is replaced by the blank release, so the student gets a zero row with a
+note instead of no row. Running it again changes nothing, so a
 regrade gives the same scores and notes.
 """
 
@@ -195,14 +197,21 @@ def normalize_submission(course: Path, lesson: str, student: str) -> list[str]:
     folder.mkdir(parents=True, exist_ok=True)
     expected = folder / f"{lesson}.ipynb"
     notes: list[str] = []
-    if not expected.exists():
-        others = sorted(p for p in folder.glob("*.ipynb"))
-        if len(others) > 1:
-            others = [p for p in others if p.stem.startswith(lesson)]
-        if len(others) == 1:
-            shutil.copy(others[0], expected)
-            _set_aside(others[0])
-            notes.append(f"notebook submitted as {others[0].name!r}; graded as {expected.name!r}")
+    notebooks = sorted(folder.glob("*.ipynb"))
+    named = [p for p in notebooks if _resubmission(p.name, lesson) is not None]
+    chosen = max(named, key=lambda p: _resubmission(p.name, lesson)) if named else None
+    if chosen is None and len(notebooks) == 1:
+        chosen = notebooks[0]
+    if chosen is not None and chosen != expected:
+        if expected.exists():
+            _set_aside(expected)
+            others = ", ".join(repr(p.name) for p in named if p != chosen)
+            notes.append(
+                f"graded the latest of {len(named)} notebooks ({chosen.name!r}); not graded: {others}"
+            )
+        shutil.copy(chosen, expected)
+        _set_aside(chosen)
+        notes.append(f"notebook submitted as {chosen.name!r}; graded as {expected.name!r}")
     if not expected.exists():
         files = sorted(p.name for p in folder.iterdir())
         shutil.copy(blank, expected)

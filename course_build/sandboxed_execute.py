@@ -78,9 +78,6 @@ class SandboxedExecute(Execute):
         config=True
     )
 
-    # The lesson's solution-defined names; read from the source notebook unless given here.
-    given_solution_names: set[str] | None = None
-
     def create_kernel_manager(self):
         if self.unsandboxed:
             self.km = AsyncKernelManager(kernel_name="python3", config=self.config)
@@ -102,7 +99,8 @@ class SandboxedExecute(Execute):
             startup,
         ]
         self._names = self._solution_names(resources)
-        self._checker: CheckerProcess | None = None
+        # started now, so that it loads while the kernel starts; restarted if it ever fails
+        self._checker: CheckerProcess | None = CheckerProcess() if any(map(is_test_cell, nb.cells)) else None
         self._restarts, self._given_up, self._lost = 0, "", set()
         self._deadline = time.monotonic() + self.notebook_timeout
         self._stderr_cells: list[str] = []
@@ -122,8 +120,6 @@ class SandboxedExecute(Execute):
     def _solution_names(self, resources: dict) -> set[str]:
         """Names the solution cells of the nbgrader source notebook define (the gradebook keeps
         only the released stubs of solution cells, which lack the names of value answers)."""
-        if self.given_solution_names is not None:
-            return set(self.given_solution_names)
         coursedir = CourseDirectory(config=self.config)
         info = resources["nbgrader"]
         folder = coursedir.format_path(coursedir.source_directory, ".", info["assignment"])

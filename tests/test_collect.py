@@ -191,3 +191,14 @@ def test_a_folder_without_a_notebook_gets_the_blank_release(course):
 def test_the_zip_reader_lists_every_entry(tmp_path):
     files, ignored = read_lms_zip(_zip(tmp_path, [("a_1_2_x.ipynb", b"1"), ("dir/", b""), ("b.txt", b"")]))
     assert [f.student for f in files] == ["a"] and ignored == ["b.txt"]
+
+
+def test_a_folder_with_a_resubmission_is_graded_on_the_latest(course):
+    folder = course / "submitted" / "resubmitter" / LESSON
+    folder.mkdir(parents=True)
+    (folder / f"{LESSON}.ipynb").write_bytes(_notebook("blank"))
+    (folder / f"{LESSON}-1.ipynb").write_bytes(_notebook("first try"))
+    (folder / f"{LESSON}-2.ipynb").write_bytes(_notebook("correct"))
+    notes = normalize_submission(course, LESSON, "resubmitter")
+    assert _graded(course, "resubmitter") == "correct"
+    assert any(f"not graded: '{LESSON}-1.ipynb', '{LESSON}.ipynb'" in note for note in notes), notes
