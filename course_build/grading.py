@@ -19,7 +19,7 @@ from nbformat import NotebookNode
 from nbgrader.api import Gradebook, MissingEntry
 
 from course_build.collect import normalize_submission, read_record
-from course_build.grader_notes import notes_of
+from course_build.grader_notes import UNPROTECTED_NOTE, notes_of
 from course_build.nbgrader_runner import (
     NbgraderError,
     finish_nbgrader,
@@ -28,7 +28,6 @@ from course_build.nbgrader_runner import (
     start_nbgrader,
 )
 from course_build.paths import nbgrader_source_notebook
-from course_build.sandboxed_execute import UNPROTECTED_NOTE
 
 
 @dataclass(frozen=True)

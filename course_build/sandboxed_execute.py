@@ -37,14 +37,9 @@ from traitlets import Bool, Integer
 
 from course_build import wire
 from course_build.checker import CheckerGone, CheckerProcess, names_used
-from course_build.grader_notes import add_note, is_test_cell
+from course_build.grader_notes import UNPROTECTED_NOTE, add_note, is_test_cell
 from course_build.sandbox import SandboxedKernelManager, sandbox_problem
 from course_build.test_cells import solution_names
-
-UNPROTECTED_NOTE = (
-    "UNPROTECTED: graded without the sandbox (--unsandboxed), so this student's code could read the "
-    "solutions and change files, including other students' submissions and the gradebook"
-)
 
 
 class SandboxUnavailable(RuntimeError):
