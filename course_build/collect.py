@@ -4,7 +4,8 @@
 ``nbgrader zip_collect``, which stops the whole batch when two files map to one submission. Every
 student in the zip gets exactly one folder ``submitted/<id>/<lesson>/`` with at most one notebook,
 ``<lesson>.ipynb``, and a record ``collected/<lesson>/<id>/record.json`` holding the name and LMS
-user id as the LMS wrote them, Canvas's ``LATE_`` marker and notes for the instructor:
+user id as the LMS wrote them, Canvas's ``LATE_`` marker, the submission time (the zip time stamp
+of the notebook graded) and notes for the instructor:
 
 * ids come from ``course_build.student_ids`` (any name is safe; an id once given is reused, as the
   gradebook keeps each student's LMS user id);
@@ -48,6 +49,7 @@ class StudentRecord:
     user_id: str
     late: bool = False
     notes: list[str] = field(default_factory=list)
+    submitted_at: str | None = None  # the graded file's zip time stamp (local time, no zone)
     fixup_notes: list[str] | None = None  # set once by normalize_submission
 
 
@@ -90,6 +92,15 @@ def _safe_name(file_name: str, used: set[str]) -> str:
         name = f"{number}-{base}"
     used.add(name)
     return name
+
+
+def submission_time(files: list[LmsFile], lesson: str, stamped: bool) -> str | None:
+    """When a student submitted: the zip time of the notebook graded, else of their latest file;
+    None when the zip's time stamps tell nothing (``stamped`` is False)."""
+    if not stamped:
+        return None
+    chosen = _latest_notebook(files, lesson) or max(files, key=lambda f: (f.submission_id, f.index))
+    return chosen.zip_time
 
 
 def _collect_student(
@@ -146,9 +157,12 @@ def collect_zip(
     """Collect every student of an LMS zip (see the module docstring); ``known`` maps LMS user ids
     to the ids earlier batches gave them (``known_students``).
 
-    Returns the students' nbgrader ids and the zip entries that are no LMS file (ignored).
+    Returns the students' nbgrader ids and the zip entries that are no LMS file (ignored). When
+    every entry carries the same time stamp (the time the zip was made, not when each file was
+    submitted), no submission time is recorded.
     """
     files, ignored = read_lms_zip(archive)
+    stamped = len({f.zip_time for f in files} - {None}) > 1
     by_user: dict[str, list[LmsFile]] = {}
     for item in files:
         by_user.setdefault(item.user_id, []).append(item)
@@ -167,7 +181,11 @@ def collect_zip(
                 notes.append(f"the LMS also named this student {', '.join(map(repr, spellings))}")
             notes += _collect_student(zipped, items, lesson, folder, kept)
             record = StudentRecord(
-                name=names[user], user_id=user, late=any(f.late for f in items), notes=notes
+                name=names[user],
+                user_id=user,
+                late=any(f.late for f in items),
+                notes=notes,
+                submitted_at=submission_time(items, lesson, stamped),
             )
             write_record(course, lesson, student, record)
     return sorted(ids.values()), ignored

@@ -2,13 +2,15 @@
 
 ``grade_lesson`` is the batch every grading path shares (the tests, the benchmark and
 ``python -m course_build.grade``): fix up the submitted files, ``nbgrader autograde`` (sandboxed
-kernels, test cells judged by the trusted checker: see ``autograder/nbgrader_config.py``),
-``nbgrader generate_feedback``, then one ``GradeReport`` per student with the instructor's notes
-(what was collected, repaired or noticed, and why). ``autograde`` runs it on notebooks given in
-memory, in a throw-away course directory.
+kernels, test cells judged by the trusted checker: see ``autograder/nbgrader_config.py``) keeping
+the grades given by hand to unchanged answers (``course_build.manual_grades``),
+``nbgrader generate_feedback`` (``write_feedback``), then one ``GradeReport`` per student with the
+instructor's notes (what was collected, repaired or noticed, and why). ``autograde`` runs it on
+notebooks given in memory, in a throw-away course directory.
 """
 
 import os
+import shutil
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -20,6 +22,7 @@ from nbgrader.api import Gradebook, MissingEntry
 
 from course_build.collect import normalize_submission, read_record
 from course_build.grader_notes import UNPROTECTED_NOTE, notes_of
+from course_build.manual_grades import answers_before_regrade, keep_hand_grades
 from course_build.nbgrader_runner import (
     NbgraderError,
     finish_nbgrader,
@@ -125,15 +128,17 @@ def grade_lesson(
     extra = [f"--Execute.timeout={timeout_s}"] if timeout_s else []
     if unsandboxed:
         extra.append("--SandboxedExecute.unsandboxed=True")
+    graded_before = answers_before_regrade(course, lesson, students)
     run_notes = _autograde(course, lesson, students, jobs or default_jobs(), extra)
     failed = [s for s in students if not _graded_notebook(course, lesson, s).is_file()]
     if failed:
         # A second try, one at a time: a kernel that did not start on a busy machine usually
         # does now, while a submission that really breaks the run fails again and scores zero.
         run_notes += _autograde(course, lesson, failed, 1, extra)
+    keep_hand_grades(course, lesson, graded_before)
     clock.lap("nbgrader autograde")
     try:
-        run_nbgrader(course, "generate_feedback", lesson, "--force")
+        write_feedback(course, lesson)
     except NbgraderError as error:
         run_notes.append(f"nbgrader generate_feedback reported errors: {str(error).splitlines()[0]}")
     clock.lap("nbgrader generate_feedback")
@@ -142,6 +147,18 @@ def grade_lesson(
     reports = {s: _report(course, lesson, s, file_notes[s], run_notes) for s in students}
     clock.lap("read grades and notes")
     return reports
+
+
+def write_feedback(course: Path, lesson: str) -> list[Path]:
+    """Write every graded student's feedback page for ``lesson`` afresh; return the pages.
+
+    Each student's old ``feedback/<student>/<lesson>/`` is removed first (instead of nbgrader's
+    ``--force``, which warns for each one), so a rerun gives the same pages and nothing stale.
+    """
+    for folder in (course / "feedback").glob(f"*/{lesson}"):
+        shutil.rmtree(folder)
+    run_nbgrader(course, "generate_feedback", lesson)
+    return sorted((course / "feedback").glob(f"*/{lesson}/{lesson}.html"))
 
 
 class _PhaseClock:

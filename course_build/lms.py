@@ -9,12 +9,15 @@ pattern changed here and nowhere else):
 
 Any student name is read as written (capitals, spaces, non-ASCII letters); ``course_build.student_ids``
 turns it into a safe nbgrader id. Only the entry's last path component is read, so folders in
-the zip (or ``../`` and absolute paths) never decide where anything is written.
+the zip (or ``../`` and absolute paths) never decide where anything is written. Each entry's time
+stamp in the zip is kept as the submission time; a zip stores local time without a zone, which
+the course's late policy names (``course_build.late_policy``).
 """
 
 import re
 import zipfile
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path, PurePosixPath
 
 _PATTERN = re.compile(
@@ -35,6 +38,13 @@ class LmsFile:
     late: bool  # Canvas's LATE_ marker
     file_name: str  # the name the student uploaded the file under
     size: int
+    zip_time: str | None  # the entry's zip time stamp, ISO 8601 without a zone (zips store none)
+
+
+def _zip_time(info: zipfile.ZipInfo) -> str | None:
+    """The entry's time stamp, or None for the zip format's "no time" (1980-01-01 00:00:00)."""
+    stamp = datetime(*info.date_time)
+    return None if stamp == datetime(1980, 1, 1) else stamp.isoformat()
 
 
 def parse_submission_name(entry: str) -> dict[str, str] | None:
@@ -65,6 +75,7 @@ def read_lms_zip(archive: Path) -> tuple[list[LmsFile], list[str]]:
                     late=bool(parts["late"]),
                     file_name=parts["file_name"],
                     size=info.file_size,
+                    zip_time=_zip_time(info),
                 )
             )
     return files, ignored

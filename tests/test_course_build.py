@@ -4,7 +4,7 @@ import nbformat
 import pytest
 
 from course_build import source as source_module
-from course_build.feedback import ShortenTestTracebacks
+from course_build.feedback import HideHiddenTests
 from course_build.generate import student_with_outputs
 from course_build.source import LessonSourceError, build_source_notebook
 
@@ -162,6 +162,6 @@ def test_feedback_shows_only_the_error_message_of_a_failed_test():
         outputs=[nbformat.v4.new_output("error", ename="E", evalue="v", traceback=["kept"])],
     )
     notebook = nbformat.v4.new_notebook(cells=[test_cell, answer_cell])
-    ShortenTestTracebacks().preprocess(notebook, {})
+    HideHiddenTests().preprocess(notebook, {})
     assert test_cell.outputs[0].traceback == ["AssertionError: x should be 2"]
     assert answer_cell.outputs[0].traceback == ["kept"]
