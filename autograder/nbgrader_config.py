@@ -37,9 +37,9 @@ from course_build.sandboxed_execute import SandboxedExecute
 c = get_config()  # noqa: F821 - provided by nbgrader when it loads this file
 
 c.CourseDirectory.course_id = "attention-built-up"
-# This folder, as an absolute path: nbgrader then finds the course from any working directory.
+# This folder, as an absolute path: nbgrader then finds the course (and its gradebook,
+# gradebook.db in this folder) from any working directory.
 c.CourseDirectory.root = os.path.dirname(os.path.abspath(__file__))
-c.CourseDirectory.db_url = "sqlite:///gradebook.db"
 
 # Autograding. Before a submission runs, its graded cells are rebuilt on the release (deleted or
 # re-tagged test cells come back); the student's own code is never changed. It then runs in a
