@@ -28,7 +28,6 @@ from course_build.feedback import (
     FEEDBACK_TEMPLATE,
     TEMPLATE_DIRS,
     HideHiddenTests,
-    RenderCitations,
     ShowResult,
 )
 from course_build.grading_preprocessors import RestoreGradedCells
@@ -78,7 +77,6 @@ c.GenerateFeedback.preprocessors = [
     GetGrades,
     HideHiddenTests,
     ShowResult,
-    RenderCitations,
     CSSHTMLHeaderPreprocessor,
 ]
 c.GenerateFeedback.HTMLExporter.template_name = FEEDBACK_TEMPLATE

@@ -8,7 +8,6 @@ after ``GetGrades`` and renders the course's template ``templates/course_feedbac
 * ``ShowResult``: the lesson's result as the grade sheet computes it (``course_build.results``):
   autograded points, written answers' points and comments, "not graded yet" (never a 0) for an
   answer still waiting for the grader, lateness and its penalty, the total so far;
-* ``RenderCitations``: ``{cite}`` roles in the lesson's text become author-year references.
 
 The grader's notes live in the graded notebook's metadata, which the page never renders, and
 the feedback folder holds only the page.
@@ -24,7 +23,6 @@ from nbgrader.preprocessors import ClearHiddenTests, NbGraderPreprocessor
 from nbgrader.server_extensions.formgrader.handlers import template_path as NBGRADER_TEMPLATES
 from traitlets import List
 
-from course_build.citations import render_citations
 from course_build.grade_sheet import points
 from course_build.grader_notes import is_test_cell
 from course_build.late_policy import LatePolicy
@@ -111,12 +109,3 @@ class ShowResult(_QuietPreprocessor):
         resources["course_summary"] = summary_rows(result)
         resources["course_title"] = f"{info['assignment']}: feedback for {result.lms_name or info['student']}"
         return nb, resources
-
-
-class RenderCitations(_QuietPreprocessor):
-    """``{cite}`` roles in Markdown cells as author-year references (``course_build.citations``)."""
-
-    def preprocess_cell(self, cell, resources, index):
-        if cell.cell_type == "markdown":
-            cell.source = render_citations(cell.source)
-        return cell, resources

@@ -5,7 +5,7 @@ changes what the grader sees, not how grades are stored (nbgrader's own pages sa
 
 * a submission's page is rendered with ``templates/course_formgrade/submission.html.j2``
   (nbgrader's, plus): the model answer and rubric next to each written answer (``course_build.grader_guide``),
-  ``{cite}`` roles as references, math typeset by the MathJax 3 the repository installs
+  math typeset by the MathJax 3 the repository installs
   (``npm ci``; no network needed), and the student's name shown unless the course says otherwise;
 * the list of a notebook's submissions shows names from the start (``c.CourseFormgrader``).
 
@@ -16,12 +16,13 @@ order in which Jupyter loads extensions must not decide which page the grader ge
 from pathlib import Path
 
 from nbconvert.exporters import HTMLExporter
+from nbconvert.preprocessors import Preprocessor
 from nbgrader.server_extensions.formgrader.handlers import SubmissionHandler, static_path
 from tornado import web
 from traitlets import Bool, Unicode
 from traitlets.config import Config, Configurable
 
-from course_build.feedback import TEMPLATE_DIRS, RenderCitations
+from course_build.feedback import TEMPLATE_DIRS
 from course_build.grader_guide import add_grader_guides, source_guides
 from course_build.paths import REPO_ROOT
 
@@ -51,9 +52,9 @@ class CourseFormgrader(Configurable):
     show_student_names = Bool(True, help="show students' names instead of 'Submission #N'").tag(config=True)
 
 
-class GraderPage(RenderCitations):
-    """Prepares a submission's page: grader's guides after the written answers, citations as
-    text, and the page settings the template reads (MathJax's URL, whether names show)."""
+class GraderPage(Preprocessor):
+    """Prepares a submission's page: grader's guides after the written answers, and the page
+    settings the template reads (MathJax's URL, whether names show)."""
 
     course_root = Unicode("")
     mathjax_url = Unicode(MATHJAX_CDN)
@@ -63,7 +64,7 @@ class GraderPage(RenderCitations):
         nb = add_grader_guides(nb, source_guides(Path(self.course_root), resources.get("assignment_id", "")))
         resources["course_mathjax_url"] = self.mathjax_url
         resources["course_show_names"] = self.show_names
-        return super().preprocess(nb, resources)
+        return nb, resources
 
 
 def mathjax_url(base_url: str) -> str:

@@ -13,7 +13,6 @@ from pathlib import Path
 import nbformat
 from nbformat import NotebookNode
 
-from course_build.citations import render_citations
 from course_build.rubric import RUBRIC, RubricError, parse_manual
 
 GUIDE_KEY = "course_grader_guide"
@@ -29,11 +28,11 @@ def guide_text(source: str) -> str:
     try:
         answer = parse_manual(source)
     except RubricError:
-        return render_citations(source.strip())  # a source without a rubric still shows its answer
+        return source.strip()  # a source without a rubric still shows its answer
     lines = [answer.model_answer, "", RUBRIC]
     for item in answer.rubric:
         lines.append(f"- **{item.points:g} point{'s' if item.points != 1 else ''}**: {item.text}")
-    return render_citations("\n".join(lines))
+    return "\n".join(lines)
 
 
 def source_guides(course: Path, lesson: str) -> dict[str, str]:

@@ -8,14 +8,13 @@ import pytest
 from nbgrader.exchange.abc import ExchangeError
 
 from course_build import no_exchange
-from course_build.citations import render_citations
 from course_build.course_dir import CourseDirError, resolve_course
 from course_build.formgrader import lab_command
 from course_build.grader_guide import GUIDE_KEY, add_grader_guides, guide_text, source_guides
 from course_build.paths import AUTOGRADER_DIR, REPO_ROOT
 from course_build.rubric import RubricError, check_manual, parse_manual
 
-MANUAL = """*Model answer.* Each $h_t$ needs $h_{t-1}$ {cite}`vaswani2017attention`.
+MANUAL = """*Model answer.* Each $h_t$ needs $h_{t-1}$.
 
 *Rubric.*
 - 1 point: the chain of hidden states.
@@ -49,12 +48,12 @@ def test_a_malformed_rubric_is_refused_with_what_to_write(source, points, says):
         check_manual(source, points)
 
 
-def test_the_guide_shows_the_model_answer_and_rubric_with_references():
+def test_the_guide_shows_the_model_answer_and_rubric():
     text = guide_text(MANUAL)
     assert (
         "*Rubric.*" in text and "- **1 point**: the chain" in text and "- **0.5 points**: attention" in text
     )
-    assert "{cite}" not in text and "[Vaswani et al., 2017](https://arxiv.org/abs/1706.03762)" in text
+    assert text.startswith("*Model answer.* Each $h_t$")
 
 
 def test_guides_follow_each_written_answer_of_a_graded_notebook():
@@ -82,15 +81,6 @@ def test_every_written_answer_of_the_course_has_a_guide():
         assert all("*Rubric.*" in guide for guide in guides.values()), (
             f"{lesson}: a written answer has no rubric"
         )
-
-
-def test_citations_become_author_year_references():
-    text = render_citations("as {cite}`hochreiter1997long,nbgrader` and {cite:t}`vaswani2017attention` show")
-    assert text.startswith(
-        "as [[Hochreiter and Schmidhuber, 1997](https://doi.org/10.1162/neco.1997.9.8.1735); "
-    )
-    assert "[Jupyter Development Team, 2019]" in text and "[Vaswani et al. [2017]](" in text
-    assert render_citations("{cite}`no_such_key`") == "[no_such_key?]"
 
 
 def test_the_course_directory_is_found_from_the_repository_root_or_inside_it(tmp_path, monkeypatch):

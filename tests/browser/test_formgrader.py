@@ -240,8 +240,6 @@ def test_written_answers_graded_in_the_formgrader_reach_the_feedback_and_the_she
         assert answer.locator("mjx-container").count() > 0, "the student's math is not typeset"
         assert "{cite}" not in page.content()
         assert page.locator(".breadcrumb a.name-shown").is_visible()
-        answer.scroll_into_view_if_needed()
-        page.screenshot(path=str(screenshot_path("formgrader/ada_recall")), full_page=False)
 
         page.wait_for_function("() => formgrader.grades.loaded && formgrader.comments.loaded")
         _give_points(page, "recall_sequential", 1.5, COMMENT)
@@ -249,6 +247,9 @@ def test_written_answers_graded_in_the_formgrader_reach_the_feedback_and_the_she
         student = page.locator(".breadcrumb a.name-shown").inner_text().strip()
         _wait_for_grade(course, student, "recall_sequential", 1.5, COMMENT)
         _wait_for_grade(course, student, "extend_long_inputs", 3, None)
+        page.evaluate("() => document.getElementById('recall_sequential').scrollIntoView()")
+        page.wait_for_timeout(500)
+        page.screenshot(path=str(screenshot_path("formgrader/written_answer_graded")))
     finally:
         context.close()
         _stop(process)
