@@ -1,4 +1,4 @@
-"""Ablations of lesson 8: what each piece of the Transformer is worth on the generated corpus.
+"""Ablations of lesson 9: what each piece of the Transformer is worth on the generated corpus.
 
 Every variant trains the quick preset's model with one change, for the same number of steps on
 the same batches (same seed), then is scored with greedy decoding on the test split and on the

@@ -30,7 +30,6 @@ from jupyter_client.manager import AsyncKernelManager
 from nbclient.exceptions import CellTimeoutError, DeadKernelError
 from nbclient.util import ensure_async, run_sync
 from nbformat import NotebookNode
-from nbformat.v4 import new_code_cell
 from nbgrader.coursedir import CourseDirectory
 from nbgrader.preprocessors import Execute
 from traitlets import Bool, Integer
@@ -38,6 +37,7 @@ from traitlets import Bool, Integer
 from course_build import wire
 from course_build.checker import CheckerGone, CheckerProcess, names_used
 from course_build.grader_notes import UNPROTECTED_NOTE, add_note, is_test_cell
+from course_build.kernel_session import KernelSession
 from course_build.sandbox import SandboxedKernelManager, sandbox_problem
 from course_build.test_cells import solution_names
 
@@ -165,53 +165,78 @@ class SandboxedExecute(Execute):
             add_note(self.nb, f"{label}: ran out of memory")
 
     def _run_test_cell(self, cell: NotebookNode, index: int, label: str) -> None:
-        outputs: list[NotebookNode] = []
-        wrote_stderr = False
-
-        def printed(streams: object) -> None:
-            nonlocal wrote_stderr
-            if isinstance(streams, dict):
-                for name in ("stdout", "stderr"):
-                    text = streams.get(name)
-                    if isinstance(text, str) and text:
-                        outputs.append(_stream(text))
-                        wrote_stderr |= name == "stderr"
-
+        judged = _Judged()
         try:
             if self._checker is None:
                 self._checker = CheckerProcess()
             names = sorted(self._names & names_used(cell.source))
             self._checker.send({"op": "run", "code": cell.source, "names": names})
-            while True:
-                message = self._checker.receive(self.checker_timeout)
-                if message.get("op") == "kernel" and isinstance(message.get("request"), dict):
-                    request = message["request"]
-                    printed(request.pop("printed", None))
-                    reply, kernel_outputs = self._ask_kernel(request, index, label)
-                    for output in kernel_outputs:
-                        wrote_stderr |= output.get("name") == "stderr"
-                        outputs.append(_stream(output.text) if output.output_type == "stream" else output)
-                    self._checker.send({"op": "reply", "reply": reply})
-                elif message.get("op") == "done":
-                    printed(message.get("printed"))
-                    error = message.get("error")
-                    break
-                else:
-                    raise CheckerGone(f"the checker sent an unexpected message {str(message)[:80]}")
+            run_sync(self._judge)(judged, index)
         except CheckerGone as gone:
             if self._checker is not None:
                 self._checker.close()
             self._checker = None
             add_note(self.nb, f"{label}: the grader's checker failed ({gone}); the cell scores zero")
-            error = {
+            judged.error = {
                 "ename": "GradingError",
                 "evalue": "the grader could not run this test; tell your instructor",
             }
-        if error is not None:
-            outputs.append(_error(str(error.get("ename", "Error")), str(error.get("evalue", ""))))
-        elif wrote_stderr:
+        if judged.error is not None:
+            judged.outputs.append(
+                _error(str(judged.error.get("ename", "Error")), str(judged.error.get("evalue", "")))
+            )
+        elif judged.wrote_stderr:
             self._stderr_cells.append(label)
-        cell.outputs, cell.execution_count = _coalesce(outputs), None
+        cell.outputs, cell.execution_count = _coalesce(judged.outputs), None
+        self._after_session(judged, index, label)
+
+    async def _judge(self, judged: "_Judged", index: int) -> None:
+        """Relay the checker's requests to a kernel session until the checker is done."""
+        session: KernelSession | None = None
+        try:
+            while True:
+                message = self._checker.receive(self.checker_timeout)
+                if message.get("op") == "kernel" and isinstance(message.get("request"), dict):
+                    request = message["request"]
+                    judged.add_printed(request.pop("printed", None))
+                    if session is None:
+                        session = await self._start_session(index)
+                    reply = await session.ask(request)
+                    judged.add_kernel_outputs(session.take_outputs())
+                    self._checker.send({"op": "reply", "reply": reply})
+                elif message.get("op") == "done":
+                    judged.add_printed(message.get("printed"))
+                    judged.error = message.get("error")
+                    return
+                else:
+                    raise CheckerGone(f"the checker sent an unexpected message {str(message)[:80]}")
+        finally:
+            if session is not None:
+                judged.stopped = await session.end()
+                judged.add_kernel_outputs(session.take_outputs())
+                judged.failure = session.failure
+
+    async def _start_session(self, index: int) -> KernelSession:
+        timeout = float(self.timeout or self.notebook_timeout)
+        session = KernelSession(self, index, call_timeout=timeout, grace=timeout)
+        await session.start()
+        return session
+
+    def _after_session(self, judged: "_Judged", index: int, label: str) -> None:
+        """Notes on a session that failed; a kernel that did not stop serving is restarted."""
+        status = (judged.failure or {}).get("status")
+        if status == "dead":
+            self._note_and_recover(
+                index, label, "the kernel died during a call (os._exit, a crash or no memory left)"
+            )
+        elif status == "timeout" and judged.stopped:
+            add_note(self.nb, f"{label}: a call into the notebook was interrupted after {self.timeout} s")
+        elif status == "timeout":
+            self._note_and_recover(
+                index, label, "a call into the notebook ran past the timeout and ignored the interrupt"
+            )
+        elif not judged.stopped:
+            self._note_and_recover(index, label, "the kernel did not stop answering the grader")
 
     # --- the kernel -----------------------------------------------------------------------------
 
@@ -223,52 +248,15 @@ class SandboxedExecute(Execute):
         finally:
             self.nb.cells[index], self.code_cells_executed = saved, count
 
-    def _ask_kernel(self, request: dict, index: int, label: str) -> tuple[dict, list[NotebookNode]]:
-        """Put one request to the kernel: its reply (untrusted, for the checker) and what it printed."""
-        probe = new_code_cell(wire.request_code(request))
+    async def _ask_once(self, request: dict, index: int) -> dict:
+        session = await self._start_session(index)
         try:
-            self._run_quietly(probe, index)
-        except CellTimeoutError:
-            self._note_and_recover(
-                index, label, "a call into the notebook ran past the timeout and ignored the interrupt"
-            )
-            return {
-                "status": "timeout",
-                "message": f"the notebook's code did not finish within {self.timeout} s",
-            }, []
-        except DeadKernelError:
-            self._note_and_recover(
-                index, label, "the kernel died during a call (os._exit, a crash or no memory left)"
-            )
-            return {"status": "dead", "message": "the kernel died while running the notebook's code"}, []
-        replies = [o for o in probe.outputs if wire.REPLY_MIMETYPE in o.get("data", {})]
-        errors = [o for o in probe.outputs if o.output_type == "error"]
-        forwarded = [o for o in probe.outputs if o not in replies and o.output_type != "error"]
-        if any(o.ename == "CellTimeoutError" for o in errors):
-            add_note(self.nb, f"{label}: a call into the notebook was interrupted after {self.timeout} s")
-            return {
-                "status": "timeout",
-                "message": f"the notebook's code did not finish within {self.timeout} s",
-            }, forwarded
-        if len(replies) != 1:
-            why = f"{errors[0].ename}: {errors[0].evalue}" if errors else "no answer"
-            return {
-                "status": "malformed",
-                "message": f"the notebook's kernel did not answer the grader ({why})",
-            }, forwarded
-        try:
-            reply = json.loads(replies[0].data[wire.REPLY_MIMETYPE])
-        except (TypeError, ValueError):
-            reply = None
-        if not isinstance(reply, dict):
-            return {
-                "status": "malformed",
-                "message": "the notebook's kernel sent a malformed answer",
-            }, forwarded
-        return reply, forwarded
+            return await session.ask(request)
+        finally:
+            await session.end()
 
     def _report_suspicious_changes(self, index: int) -> None:
-        reply, _ = self._ask_kernel({"op": "report"}, index, "end of notebook")
+        reply = run_sync(self._ask_once)({"op": "report"}, index)
         notes = reply.get("notes")
         if not isinstance(notes, list):
             add_note(
@@ -279,15 +267,14 @@ class SandboxedExecute(Execute):
             add_note(self.nb, f"suspicious, no points deducted: {str(note)[:200]}")
 
     def output(self, outs, msg, display_id, cell_index):
-        """Keep at most ``max_output_bytes`` of each cell's output (replies to the grader excepted)."""
+        """Keep at most ``max_output_bytes`` of each cell's output."""
         content = msg.get("content", {})
         data = content.get("data") or {}
-        if wire.REPLY_MIMETYPE not in data:
-            size = len(content.get("text", "")) + sum(len(json.dumps(value)) for value in data.values())
-            self._output_left -= size
-            if self._output_left < 0:
-                self._output_cut = True
-                return None
+        size = len(content.get("text", "")) + sum(len(json.dumps(value)) for value in data.values())
+        self._output_left -= size
+        if self._output_left < 0:
+            self._output_cut = True
+            return None
         return super().output(outs, msg, display_id, cell_index)
 
     def _note_and_recover(self, index: int, label: str, what: str) -> None:
@@ -317,6 +304,35 @@ class SandboxedExecute(Execute):
     async def _restart(self) -> None:
         await ensure_async(self.km.restart_kernel(now=True))
         await ensure_async(self.kc.wait_for_ready(timeout=self.startup_timeout))
+
+
+class _Judged:
+    """What judging one test cell produced: its outputs in order, its error, the session's fate."""
+
+    def __init__(self) -> None:
+        self.outputs: list[NotebookNode] = []
+        self.wrote_stderr = False
+        self.error: dict | None = None
+        self.failure: dict | None = None
+        self.stopped = True
+
+    def add_printed(self, streams: object) -> None:
+        """The test's own printed output, as the checker reported it."""
+        if isinstance(streams, dict):
+            for name in ("stdout", "stderr"):
+                text = streams.get(name)
+                if isinstance(text, str) and text:
+                    self.outputs.append(_stream(text))
+                    self.wrote_stderr |= name == "stderr"
+
+    def add_kernel_outputs(self, outputs: list[NotebookNode]) -> None:
+        """What the student's code printed during the calls (its errors are the checker's to judge)."""
+        for output in outputs:
+            if output.output_type == "stream":
+                self.wrote_stderr |= output.get("name") == "stderr"
+                self.outputs.append(_stream(output.text))
+            elif output.output_type != "error":
+                self.outputs.append(output)
 
 
 def _coalesce(outputs: list[NotebookNode]) -> list[NotebookNode]:

@@ -3,7 +3,7 @@
 This one file runs in two places. The trusted side (``course_build.checker``) imports it to encode
 the arguments a test passes to a student's function and to decode, strictly, what comes back. The
 grader also executes its source text inside the sandboxed student kernel when the kernel starts
-(``kernel_startup_line``), where ``kernel_request`` answers the grader's requests. So it imports
+(``kernel_startup_line``), where ``serve`` answers the grader's requests. So it imports
 only the standard library and numpy, holds no secret, and never trusts what it decodes: anything
 the kernel sends may be forged, and ``decode`` accepts only plain data.
 
@@ -24,7 +24,7 @@ import sys
 
 import numpy as np
 
-REPLY_MIMETYPE = "application/x.course-grader-reply"
+END_OF_REQUESTS = "end"
 MODULE_NAME = "_course_grader_wire"
 DEFAULT_LIMIT_BYTES = 64 * 2**20
 MAX_DEPTH = 32
@@ -260,10 +260,8 @@ def kernel_startup_line() -> str:
     return f'exec(__import__("base64").b64decode("{encoded}").decode(), {{"__name__": "{MODULE_NAME}_boot"}})'
 
 
-def request_code(request: dict) -> str:
-    """The code the grader runs in the kernel to put one request to ``kernel_request``."""
-    payload = base64.b64encode(json.dumps(request).encode("utf-8")).decode("ascii")
-    return f'__import__("sys").modules["{MODULE_NAME}"].kernel_request("{payload}")'
+SERVE_CODE = f'__import__("sys").modules["{MODULE_NAME}"].serve()'
+"""The code the grader runs in the kernel for a session of requests (one per test cell)."""
 
 
 def _shell():
@@ -432,9 +430,22 @@ def answer(request: dict, namespace: dict) -> dict:
     return {"status": "malformed", "message": f"unknown request {request['op']!r}"}
 
 
-def kernel_request(payload: str) -> None:
-    """Answer one grader request (base64 JSON) with a display of ``REPLY_MIMETYPE``."""
-    reply = answer(json.loads(base64.b64decode(payload)), _shell().user_ns)
-    from IPython.display import display
+def serve() -> None:
+    """Answer the grader's requests until it sends ``END_OF_REQUESTS``.
 
-    display({REPLY_MIMETYPE: json.dumps(reply)}, raw=True)
+    The requests and replies travel over the kernel's stdin channel, the one ``input()`` uses: each
+    reply (a JSON object; ``{"status": "ready"}`` first) is the prompt of the next input request,
+    and the grader's answer to that prompt is the next request. One cell serves all the calls of
+    a test cell, so a call costs one message each way instead of the execution of a cell. An
+    interrupt (the grader's timeout) during a call ends it with the reply ``interrupted``.
+    """
+    shell = _shell()
+    reply: dict = {"status": "ready"}
+    while True:
+        text = shell.kernel.raw_input(json.dumps(reply))
+        if text == END_OF_REQUESTS:
+            return
+        try:
+            reply = answer(json.loads(text), shell.user_ns)
+        except KeyboardInterrupt:
+            reply = {"status": "interrupted"}

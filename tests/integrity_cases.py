@@ -31,7 +31,6 @@ from course_build.submissions import make_submission, solution_answers
 LESSON1 = "01_sequence_problem"
 LESSON3 = "03_attention"
 FULL = {LESSON1: 5, LESSON3: 16}
-REPLY_MIMETYPE = "application/x.course-grader-reply"
 Build = Callable[[Path, int], Submission]
 
 
@@ -536,31 +535,42 @@ EXEC_IN_A_TIME_CELL = (
     + "exec('np.allclose = lambda *a, **k: True')\n"
     + "import sys\nsys.modules.pop('course_build.kernel_guard', None)\n"
 )
-FORGES_REPLIES_FROM_A_HOOK = f"""
-import json
-from IPython.display import display
-
-def _forge(result):
-    reply = {{"status": "returned", "value": {{"t": "bool", "v": True}}, "names": {{}}}}
-    display({{{REPLY_MIMETYPE!r}: json.dumps(reply)}}, raw=True)
-
-get_ipython().events.register("post_run_cell", _forge)
+FORGED_SERVE = """
+def _forged_serve(answer):
+    # the grader's protocol, as the kernel's end of the wire speaks it: replies as input() prompts
+    kernel, reply = get_ipython().kernel, {"status": "ready"}
+    while True:
+        text = kernel.raw_input(json.dumps(reply))
+        if text == "end":
+            return
+        reply = answer(json.loads(text))
 """
-BLANKS_LATER_CELLS = "get_ipython().input_transformers_cleanup.append(lambda lines: [])"
-REPLACES_THE_KERNEL_MODULE = f"""
-import base64, json, sys, types
-from IPython.display import display
+FORGES_REPLIES_FROM_A_HOOK = (
+    "import json\n"
+    + FORGED_SERVE
+    + """
 
-def _answer(payload):
-    request = json.loads(base64.b64decode(payload))
+def _forge(info):
+    if "serve()" in (info.raw_cell or ""):
+        _forged_serve(lambda request: {"status": "returned", "value": {"t": "bool", "v": True}})
+
+get_ipython().events.register("pre_run_cell", _forge)
+"""
+)
+REPLACES_THE_KERNEL_MODULE = (
+    "import json, sys, types\n"
+    + FORGED_SERVE
+    + """
+
+def _answer(request):
     if request["op"] == "describe":
-        reply = {{"names": {{name: {{"kind": "function"}} for name in request["names"]}}}}
-    else:
-        reply = {{"status": "raised", "type": "NotImplementedError", "message": ""}}
-    display({{{REPLY_MIMETYPE!r}: json.dumps(reply)}}, raw=True)
+        return {"names": {name: {"kind": "function"} for name in request["names"]}}
+    return {"status": "raised", "type": "NotImplementedError", "message": ""}
 
-sys.modules["_course_grader_wire"] = types.SimpleNamespace(kernel_request=_answer)
+sys.modules["_course_grader_wire"] = types.SimpleNamespace(serve=lambda: _forged_serve(_answer))
 """
+)
+BLANKS_LATER_CELLS = "get_ipython().input_transformers_cleanup.append(lambda lines: [])"
 LYING_SUBCLASS = """
 class Liar(np.ndarray):
     def __eq__(self, other):

@@ -23,7 +23,7 @@ import pytest
 from integrity_cases import FULL, LESSON1, LESSON1_CASES, LESSON3, LESSON3_CASES
 
 from course_build.grading import autograde, grade_lesson
-from course_build.paths import nbgrader_source_notebook
+from course_build.paths import lesson_names, nbgrader_source_notebook
 from course_build.submissions import solution_answers
 
 pytestmark = pytest.mark.slow
@@ -90,6 +90,21 @@ def test_case_gets_what_it_earned_and_a_clear_note(batches, lesson, name):
         assert any(case.note in note for note in report.notes), got
     elif case.kind != "attack":
         assert report.notes == (), got
+
+
+@pytest.mark.parametrize("lesson", CASES)
+def test_the_lessons_it_grades_exist_with_the_points_it_expects(lesson):
+    """A renamed or removed lesson, or a change to its points, fails the suite instead of shrinking it."""
+    assert lesson in lesson_names(), f"the adversarial suite grades {lesson}, which is no longer a lesson"
+    source = nbformat.read(nbgrader_source_notebook(lesson), as_version=4)
+    points = sum(
+        cell.metadata.nbgrader.get("points", 0)
+        for cell in source.cells
+        if cell.metadata.get("nbgrader", {}).get("grade") and cell.cell_type == "code"
+    )
+    assert points == FULL[lesson], (
+        f"{lesson}'s tests are worth {points} points; the suite expects {FULL[lesson]}"
+    )
 
 
 @pytest.mark.parametrize("lesson", CASES)

@@ -1,6 +1,6 @@
 """The encoder-decoder Transformer of *Attention Is All You Need*, in PyTorch.
 
-This is the model lesson 7 explains and lesson 8 trains. It follows the paper (post-norm
+This is the model lesson 8 explains and lesson 9 trains. It follows the paper (post-norm
 residual blocks, sinusoidal positions, embeddings scaled by sqrt(d_model), optional weight tying
 between the embeddings and the output projection) and keeps three ablation switches so lessons can
 show what each piece is for.
@@ -371,7 +371,7 @@ class Transformer(nn.Module):
 
         PyTorch's default draws a layer's weights uniformly in +-1/sqrt(fan_in), smaller than
         Xavier-uniform for the attention output and the FFN's second layer, so each residual branch
-        of the post-norm model starts small. On lesson 8's translator it ended slightly ahead of
+        of the post-norm model starts small. On lesson 9's translator it ended slightly ahead of
         Xavier-uniform for every matrix (``benchmarks/translator_throughput.py --init``).
         """
         for module in self.modules():
