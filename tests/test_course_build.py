@@ -45,6 +45,10 @@ assert x == 1
 +++ {"tags": ["manual"], "grade_id": "written", "points": 3}
 
 *Model answer.* Written.
+
+*Rubric.*
+- 2 points: the first thing.
+- 1 point: the second.
 """
 
 
@@ -210,6 +214,8 @@ def test_regenerating_is_deterministic(lesson_dir):
         (GOOD_BODY.replace(":points: 2", ":points: -1"), "number > 0"),
         (GOOD_BODY.replace(":tags: [tests]\n", ""), "no role tag"),
         (GOOD_BODY.replace("*Model answer.* Written.", "Question? Answer."), "only the model answer"),
+        (GOOD_BODY.replace("*Rubric.*", "Rubric:"), "needs a rubric"),
+        (GOOD_BODY.replace("- 1 point: the second.", "- 2 points: the second."), "rubric gives 4 points"),
     ],
 )
 def test_broken_sources_are_refused_with_a_reason(lesson_dir, body, message):
