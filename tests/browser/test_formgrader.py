@@ -200,6 +200,19 @@ def test_grading_the_zip_shows_pending_written_answers_and_lateness(term):
     # A blank written answer is a real zero (nbgrader scores an unchanged answer cell 0).
     assert (blank["auto_score"], blank["manual_score"], blank["manual_pending"]) == ("0", "0", "0")
     assert blank["status"] == "complete" and ada["status"].startswith("5 points pending")
+    # nbgrader's own feedback command, as an instructor might run it, warns about no setting.
+    by_hand = subprocess.run(
+        [sys.executable, "-m", "nbgrader", "generate_feedback", LESSON, "--force"],
+        cwd=course,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert by_hand.returncode == 0, by_hand.stdout + by_hand.stderr
+    warnings = [line for line in (by_hand.stdout + by_hand.stderr).splitlines() if "WARNING" in line]
+    assert not [
+        w for w in warnings if "Config option" in w or "not absolute" in w or "config" in w.lower()
+    ], warnings
     table = output[output.index(f"{LESSON}:") :]
     assert "pending (5)" in table and "5/10 so far" in table and "2 days late, -2" in table
     assert "0/5" not in next(line for line in table.splitlines() if line.startswith("ada-lovelace"))
