@@ -1,15 +1,18 @@
-"""nbgrader configuration of the course: every path is relative to this folder.
+"""nbgrader configuration of the course: every path is inside this folder, wherever it lies.
 
-Run nbgrader commands from ``autograder/`` (or use ``python -m course_build.grade``, which does
-the whole batch for a lesson). The gradebook (``gradebook.db``) is created on demand and never
-committed. The grading steps below are explained in book/instructors.md.
+The term's commands (book/instructors.md) are run from the repository root:
+``python -m course_build.grade`` (grade an LMS zip), ``python -m course_build.formgrader`` (grade
+written answers), ``python -m course_build.report`` (feedback and the grade sheet). nbgrader's
+own commands work from here, or from the repository root (its ``nbgrader_config.py`` loads this
+file). The gradebook (``gradebook.db``) is created on demand and never committed.
 """
+
+import os
 
 from nbconvert.preprocessors import ClearMetadataPreprocessor, CSSHTMLHeaderPreprocessor
 from nbgrader.preprocessors import (
     AssignLatePenalties,
     CheckCellMetadata,
-    ClearHiddenTests,
     ClearOutput,
     DeduplicateIds,
     GetGrades,
@@ -20,53 +23,84 @@ from nbgrader.preprocessors import (
     SaveAutoGrades,
 )
 
-from course_build.feedback import ShortenTestTracebacks
-from course_build.grading_preprocessors import NeutralizeTampering, RestoreGradedCells, StderrDoesNotFail
-from course_build.guarded_execute import GuardedExecute
-from course_build.lms import SUBMISSION_FILE_REGEXP
+from course_build import no_exchange
+from course_build.feedback import (
+    FEEDBACK_TEMPLATE,
+    TEMPLATE_DIRS,
+    HideHiddenTests,
+    ShowResult,
+)
+from course_build.grading_preprocessors import RestoreGradedCells
+from course_build.sandboxed_execute import SandboxedExecute
 
 c = get_config()  # noqa: F821 - provided by nbgrader when it loads this file
 
 c.CourseDirectory.course_id = "attention-built-up"
-c.CourseDirectory.root = "."
-c.CourseDirectory.db_url = "sqlite:///gradebook.db"
-
-# Collecting an LMS download (`nbgrader zip_collect`): file names as documented in
-# course_build/lms.py, e.g. `smithjane_1234_5678_03_attention.ipynb`.
-c.FileNameCollectorPlugin.named_regexp = SUBMISSION_FILE_REGEXP
+# This folder, as an absolute path: nbgrader then finds the course (and its gradebook,
+# gradebook.db in this folder) from any working directory.
+c.CourseDirectory.root = os.path.dirname(os.path.abspath(__file__))
 
 # Autograding. Before a submission runs, its graded cells are rebuilt on the release (deleted or
-# re-tagged test cells come back) and statements that tamper with grading are removed. It then
-# runs with a memory cap, a per-cell timeout, kernel restarts after a hang or a crash, and a
-# token that proves each test cell ran to its end with numpy and the builtins intact.
+# re-tagged test cells come back); the student's own code is never changed. It then runs in a
+# bubblewrap sandbox (a private copy of the submission, no network, no view of this folder, an
+# unprivileged uid, limits on memory, processes, files, output and time), and every test cell is
+# executed outside the sandbox by a trusted checker that calls the student's functions with plain
+# data. Without bubblewrap, grading stops unless `--SandboxedExecute.unsandboxed=True` is given
+# (`python -m course_build.grade --unsandboxed`), and then every grade carries an UNPROTECTED note.
 c.Autograde.sanitize_preprocessors = [
     ClearOutput,
     RestoreGradedCells,
     DeduplicateIds,
     OverwriteKernelspec,
     OverwriteCells,
-    NeutralizeTampering,
     CheckCellMetadata,
 ]
 c.Autograde.autograde_preprocessors = [
-    GuardedExecute,
+    SandboxedExecute,
     IgnorePattern,
     ClearMetadataPreprocessor,
     LimitOutput,
-    StderrDoesNotFail,
     SaveAutoGrades,
     AssignLatePenalties,
     CheckCellMetadata,
 ]
-# A cell running longer than this is interrupted (an endless loop costs that cell, not the batch).
+# A cell (or one call of a student's function from a test) running longer than this is
+# interrupted: an endless loop costs that cell, not the batch.
 c.Execute.timeout = 120
-c.GuardedExecute.memory_limit_gib = 4.0
+c.SandboxedKernelManager.memory_limit_gib = 4.0
 
-# Feedback shows the student's work and the visible tests, never the hidden tests' code: their
-# source is cleared and failed tests show only the error message, not a traceback quoting them.
+# Feedback shows the student's work, the visible tests and the points as the grade sheet counts
+# them ("not graded yet" for a written answer the grader has not seen), never the hidden tests'
+# code (cleared; a failed test shows only its message) nor the grader's notes. Its template is set
+# for feedback only: the formgrader keeps its own.
 c.GenerateFeedback.preprocessors = [
     GetGrades,
-    ClearHiddenTests,
-    ShortenTestTracebacks,
+    HideHiddenTests,
+    ShowResult,
     CSSHTMLHeaderPreprocessor,
 ]
+c.GenerateFeedback.HTMLExporter.template_name = FEEDBACK_TEMPLATE
+c.GenerateFeedback.HTMLExporter.extra_template_basedirs = TEMPLATE_DIRS
+
+# Late submissions (course_build/late_policy.py). Lateness is always shown in the grade sheet and
+# the feedback; these settings add deadlines and a penalty (none by default), for example:
+# c.LatePolicy.deadlines = {"03_attention": "2026-10-12T23:59"}
+# c.LatePolicy.timezone = "Europe/Berlin"    # of the deadlines above and of the zip's time stamps
+# c.LatePolicy.grace_minutes = 15
+# c.LatePolicy.penalty_per_day = 0.1         # a tenth of the lesson's points per started day
+# c.LatePolicy.max_penalty = 0.5
+
+# The formgrader shows students' names (set False to grade anonymously by default).
+c.CourseFormgrader.show_student_names = True
+
+# Students hand in through the LMS, not nbgrader's exchange: these stand-ins keep the formgrader
+# from warning about a missing exchange directory, and explain themselves if an exchange command
+# is tried. Delete them for a JupyterHub class that uses the exchange (book/instructors.md).
+c.ExchangeFactory.exchange = no_exchange.NoExchange
+c.ExchangeFactory.list = no_exchange.NoExchangeList
+c.ExchangeFactory.release_assignment = no_exchange.NoReleaseAssignment
+c.ExchangeFactory.release_feedback = no_exchange.NoReleaseFeedback
+c.ExchangeFactory.fetch_assignment = no_exchange.NoFetchAssignment
+c.ExchangeFactory.fetch_feedback = no_exchange.NoFetchFeedback
+c.ExchangeFactory.submit = no_exchange.NoSubmit
+c.ExchangeFactory.collect = no_exchange.NoCollect

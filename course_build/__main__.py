@@ -5,7 +5,10 @@ import sys
 import time
 
 from course_build.generate import regenerate, stale_artifacts
+from course_build.hidden_messages import revealing_messages
 from course_build.paths import lesson_names
+from course_build.source import build_source_notebook
+from course_build.test_cells import convention_problems
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -22,7 +25,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--check",
         action="store_true",
-        help="write nothing; exit 1 if any generated file is stale or missing",
+        help="write nothing; exit 1 if any generated file is stale or missing, a test cell uses a "
+        "name it may not use when graded, or a hidden test's message gives an Apply answer away",
     )
     args = parser.parse_args(argv)
     lessons = args.lesson or lesson_names()
@@ -32,8 +36,20 @@ def main(argv: list[str] | None = None) -> int:
             print(f"STALE: {problem}")
         if problems:
             print("Run `python -m course_build` to regenerate.")
+        tests = [
+            f"{lesson}: {problem}"
+            for lesson in lessons
+            for notebook in [build_source_notebook(lesson)]
+            for problem in convention_problems(notebook) + revealing_messages(notebook)
+        ]
+        for problem in tests:
+            print(f"TEST CELL: {problem}")
+        if problems or tests:
             return 1
-        print(f"{len(lessons)} lesson(s) in sync with their sources.")
+        print(
+            f"{len(lessons)} lesson(s) in sync with their sources; their test cells are self-contained "
+            "and their hidden tests give no Apply answer away."
+        )
         return 0
     for lesson in lessons:
         started = time.perf_counter()

@@ -1,119 +1,99 @@
-"""``python -m course_build.grade LESSON --zip submissions.zip``: grade one lesson's batch.
+"""``python -m course_build.grade LESSON --zip Z``: grade one lesson's LMS download.
 
 One command for the instructor without JupyterHub, run from the repository root:
 
 1. ``nbgrader generate_assignment`` (creates the gradebook on first use);
-2. ``nbgrader zip_collect`` of the LMS download (file names: ``course_build.lms``);
-3. fix up the submitted files, ``nbgrader autograde`` and ``nbgrader generate_feedback``
+2. collect the zip into ``submitted/`` (``course_build.collect``: any file or student name, one
+   notebook per student, the latest of several, notes on everything that was odd);
+3. fix up the submitted files, ``nbgrader autograde`` in the sandbox and ``nbgrader generate_feedback``
    (``course_build.grading``; the protections are configured in ``autograder/nbgrader_config.py``);
-4. ``nbgrader export`` to a CSV, with the autograded score and the grader's notes added;
-5. a summary table on stdout: student, autograded score, maximum, notes.
+4. the class's grade sheet (``course_build.report``): a CSV row per student and lesson, with the
+   name and LMS user id as the LMS gave them, autograded points, written answers' points given
+   and still pending, lateness (Canvas's ``LATE_`` marker and the submission time) and its penalty,
+   the total so far and the grader's notes;
+5. this lesson's table on stdout, and what to do next (grade the written answers in the
+   formgrader, then ``python -m course_build.report``).
+
+Every step can be rerun: a regrade of the same zip gives the same sheet, and grades given by hand
+to answers that did not change are kept.
+
+Grading refuses to start where the bubblewrap sandbox cannot run, unless ``--unsandboxed`` is given;
+every row then says its grade is unprotected.
 """
 
 import argparse
-import csv
-import io
-import shutil
 import sys
-import tempfile
-import zipfile
 from pathlib import Path
 
-from course_build.grading import GradeReport, grade_lesson
-from course_build.lms import parse_submission_name, submitted_files
+from traitlets.config.loader import PyFileConfigLoader
+
+from course_build.collect import collect_zip, known_students, remember_students
+from course_build.course_dir import CourseDirError, resolve_course
+from course_build.grade_sheet import lesson_table
+from course_build.grading import grade_lesson
+from course_build.late_policy import LatePolicyError, course_late_policy
 from course_build.nbgrader_runner import run_nbgrader
-
-EXTRA_COLUMNS = ("auto_score", "auto_max", "manual_pending", "notes")
-
-
-def collect_zip(course: Path, lesson: str, archive: Path) -> list[str]:
-    """Unpack the LMS zip into ``submitted/`` with ``nbgrader zip_collect``; return every student in it.
-
-    zip_collect takes notebooks only; a student who uploaded no notebook gets their other files
-    in their submitted folder, so the grader's note (and the instructor) can see what they sent.
-    """
-    students = submitted_files(archive)
-    if not students:
-        raise SystemExit(
-            f"{archive}: no file name matches the LMS pattern <student>_<id>_<id>_<file> "
-            "(see course_build/lms.py)"
-        )
-    downloaded = course / "downloaded" / lesson
-    shutil.rmtree(downloaded, ignore_errors=True)
-    (downloaded / "archive").mkdir(parents=True)
-    shutil.copy(archive, downloaded / "archive" / archive.name)
-    run_nbgrader(course, "zip_collect", lesson, "--force")
-    with zipfile.ZipFile(archive) as zipped:
-        for name in zipped.namelist():
-            parsed = parse_submission_name(name)
-            if parsed and not any(f.endswith(".ipynb") for f in students[parsed[0]]):
-                folder = course / "submitted" / parsed[0] / lesson
-                folder.mkdir(parents=True, exist_ok=True)
-                (folder / Path(parsed[1]).name).write_bytes(zipped.read(name))
-    return sorted(students)
+from course_build.report import write_grade_sheet
+from course_build.sandbox import BWRAP, sandbox_problem
 
 
-def export_grades(course: Path, lesson: str, reports: dict[str, GradeReport], out: Path) -> None:
-    """nbgrader's CSV export for this lesson's students, plus the autograded score and the notes."""
-    with tempfile.TemporaryDirectory(prefix="course-export-") as tmp:
-        exported = Path(tmp) / "grades.csv"
-        run_nbgrader(course, "export", "--to", str(exported.resolve()))
-        rows = list(csv.DictReader(io.StringIO(exported.read_text(encoding="utf-8"))))
-    rows = [r for r in rows if r["assignment"] == lesson and r["student_id"] in reports]
-    if not rows:
-        raise RuntimeError(f"nbgrader export has no rows for {lesson}")
-    fields = [*rows[0].keys(), *EXTRA_COLUMNS]
-    out.parent.mkdir(parents=True, exist_ok=True)
-    with out.open("w", newline="", encoding="utf-8") as handle:
-        writer = csv.DictWriter(handle, fieldnames=fields)
-        writer.writeheader()
-        for row in sorted(rows, key=lambda r: r["student_id"]):
-            report = reports[row["student_id"]]
-            writer.writerow(
-                {
-                    **row,
-                    "auto_score": f"{report.auto_total:g}",
-                    "auto_max": f"{report.auto_max:g}",
-                    "manual_pending": f"{sum(report.max_scores[g] for g in report.awaiting_manual_grade):g}",
-                    "notes": " | ".join(report.notes),
-                }
-            )
-
-
-def summary_table(reports: dict[str, GradeReport]) -> str:
-    """A plain-text table: student, autograded score, maximum, notes (one line each)."""
-    width = max([len("student"), *map(len, reports)])
-    lines = [f"{'student':<{width}}  {'score':>6}  {'max':>5}  notes"]
-    for student, report in sorted(reports.items()):
-        notes = "; ".join(report.notes) or "-"
-        lines.append(f"{student:<{width}}  {report.auto_total:>6g}  {report.auto_max:>5g}  {notes}")
-    return "\n".join(lines)
+def configured_bwrap(course: Path) -> str:
+    """The bubblewrap the course's nbgrader configuration uses (``c.SandboxedKernelManager.bwrap``)."""
+    config = PyFileConfigLoader("nbgrader_config.py", path=str(course)).load_config()
+    return config.SandboxedKernelManager.get("bwrap", BWRAP)
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m course_build.grade",
-        description="Collect, autograde, write feedback for and export one lesson's LMS zip.",
+        description="Collect, autograde and write feedback for one lesson's LMS zip, and the grade sheet.",
     )
     parser.add_argument("lesson", help="lesson (assignment) name, e.g. 03_attention")
     parser.add_argument("--zip", required=True, type=Path, help="the LMS download (see course_build/lms.py)")
-    parser.add_argument("--course", type=Path, default=Path("autograder"), help="course directory")
-    parser.add_argument("--out", type=Path, help="grades CSV (default: COURSE/grades.csv)")
+    parser.add_argument("--course", type=Path, help="course directory (default: autograder)")
+    parser.add_argument("--out", type=Path, help="grade sheet CSV (default: COURSE/grades.csv)")
+    parser.add_argument(
+        "--unsandboxed",
+        action="store_true",
+        help="grade without the bubblewrap sandbox (only where it cannot run): the student's code can "
+        "then read the solutions and change other grades, and every row says so",
+    )
     args = parser.parse_args(argv)
-    course, archive = args.course, args.zip
-    if not (course / "nbgrader_config.py").is_file():
-        parser.error(f"{course} is not a course directory (no nbgrader_config.py)")
+    archive = args.zip
+    try:
+        course = resolve_course(args.course)
+        course_late_policy(course)
+    except (CourseDirError, LatePolicyError) as error:
+        parser.exit(2, f"{error}\n")
     if not (course / "source" / args.lesson / f"{args.lesson}.ipynb").is_file():
         parser.error(f"{course}/source has no lesson {args.lesson!r}")
     if not archive.is_file():
         parser.error(f"{archive} does not exist")
+    if not args.unsandboxed:
+        problem = sandbox_problem(configured_bwrap(course))
+        if problem:
+            parser.exit(
+                2,
+                f"Refusing to grade: the grading sandbox cannot run here ({problem}).\n"
+                "Install bubblewrap (as root: apt-get install bubblewrap), or pass --unsandboxed to grade "
+                "without protection (every row will say so).\n",
+            )
     run_nbgrader(course, "generate_assignment", args.lesson, "--force")
-    students = collect_zip(course, args.lesson, archive.resolve())
-    reports = grade_lesson(course, args.lesson, students)
+    students, ignored = collect_zip(course, args.lesson, archive.resolve(), known_students(course))
+    remember_students(course, args.lesson, students)
+    for entry in ignored:
+        print(f"ignored {entry!r}: not named like an LMS submission (see course_build/lms.py)")
+    if not students:
+        parser.exit(2, f"{archive}: no file name matches the LMS pattern <student>_<id>_<id>_<file>\n")
+    grade_lesson(course, args.lesson, students, unsandboxed=args.unsandboxed)
     out = args.out or course / "grades.csv"
-    export_grades(course, args.lesson, reports, out)
-    print(summary_table(reports))
-    print(f"\n{len(reports)} student(s) graded; grades written to {out}; feedback in {course / 'feedback'}")
+    results = write_grade_sheet(course, out)
+    print(lesson_table([r for r in results if r.lesson == args.lesson and r.student in students]))
+    print(
+        f"\n{len(students)} student(s) graded; grade sheet written to {out}; feedback in "
+        f"{course / 'feedback'}.\nNext: grade the written answers (python -m course_build.formgrader), "
+        "then write feedback and the sheet again (python -m course_build.report)."
+    )
     return 0
 
 

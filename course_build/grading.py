@@ -1,13 +1,16 @@
 """Grade submissions of a lesson with real nbgrader runs and read the scores back.
 
 ``grade_lesson`` is the batch every grading path shares (the tests, the benchmark and
-``python -m course_build.grade``): fix up the submitted files, ``nbgrader autograde``,
-``nbgrader generate_feedback``, then one ``GradeReport`` per student with the instructor's notes
-(what was repaired, removed or not penalized, and why). ``autograde`` runs it on notebooks
-given in memory, in a throw-away course directory.
+``python -m course_build.grade``): fix up the submitted files, ``nbgrader autograde`` (sandboxed
+kernels, test cells judged by the trusted checker: see ``autograder/nbgrader_config.py``) keeping
+the grades given by hand to unchanged answers (``course_build.manual_grades``),
+``nbgrader generate_feedback`` (``write_feedback``), then one ``GradeReport`` per student with the
+instructor's notes (what was collected, repaired or noticed, and why). ``autograde`` runs it on
+notebooks given in memory, in a throw-away course directory.
 """
 
 import os
+import shutil
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -17,8 +20,9 @@ import nbformat
 from nbformat import NotebookNode
 from nbgrader.api import Gradebook, MissingEntry
 
-from course_build.collect import normalize_submission
-from course_build.grader_notes import notes_of
+from course_build.collect import normalize_submission, read_record
+from course_build.grader_notes import UNPROTECTED_NOTE, notes_of
+from course_build.manual_grades import answers_before_regrade, keep_hand_grades
 from course_build.nbgrader_runner import (
     NbgraderError,
     finish_nbgrader,
@@ -102,37 +106,59 @@ def grade_lesson(
     timeout_s: int | None = None,
     jobs: int | None = None,
     timings: dict[str, float] | None = None,
+    unsandboxed: bool = False,
 ) -> dict[str, GradeReport]:
     """Autograde and write feedback for ``students`` (default: every submitted folder).
 
     ``timeout_s`` overrides the configured per-cell timeout (tests use a short one); ``jobs``
     is the number of parallel nbgrader processes (default: ``default_jobs()``); ``timings``, if
-    given, receives the seconds each phase took (for the benchmark).
+    given, receives the seconds each phase took (for the benchmark); ``unsandboxed`` runs the
+    kernels without the sandbox (every report then says its grade is unprotected).
     """
     clock = _PhaseClock(timings)
     students = sorted(students) if students is not None else submitted_students(course, lesson)
-    blank = course / "release" / lesson / f"{lesson}.ipynb"
-    file_notes = {
-        student: normalize_submission(course / "submitted" / student / lesson, lesson, blank)
-        for student in students
-    }
+    file_notes = {}
+    for student in students:
+        record = read_record(course, lesson, student)
+        file_notes[student] = [
+            *(record.notes if record else []),
+            *normalize_submission(course, lesson, student),
+        ]
     clock.lap("fix up submitted files")
-    timeout = [f"--Execute.timeout={timeout_s}"] if timeout_s else []
-    run_notes = _autograde(course, lesson, students, jobs or default_jobs(), timeout)
+    extra = [f"--Execute.timeout={timeout_s}"] if timeout_s else []
+    if unsandboxed:
+        extra.append("--SandboxedExecute.unsandboxed=True")
+    graded_before = answers_before_regrade(course, lesson, students)
+    run_notes = _autograde(course, lesson, students, jobs or default_jobs(), extra)
     failed = [s for s in students if not _graded_notebook(course, lesson, s).is_file()]
     if failed:
         # A second try, one at a time: a kernel that did not start on a busy machine usually
         # does now, while a submission that really breaks the run fails again and scores zero.
-        run_notes += _autograde(course, lesson, failed, 1, timeout)
+        run_notes += _autograde(course, lesson, failed, 1, extra)
+    keep_hand_grades(course, lesson, graded_before)
     clock.lap("nbgrader autograde")
     try:
-        run_nbgrader(course, "generate_feedback", lesson, "--force")
+        write_feedback(course, lesson)
     except NbgraderError as error:
         run_notes.append(f"nbgrader generate_feedback reported errors: {str(error).splitlines()[0]}")
     clock.lap("nbgrader generate_feedback")
+    if unsandboxed:
+        file_notes = {s: [*notes, UNPROTECTED_NOTE] for s, notes in file_notes.items()}
     reports = {s: _report(course, lesson, s, file_notes[s], run_notes) for s in students}
     clock.lap("read grades and notes")
     return reports
+
+
+def write_feedback(course: Path, lesson: str) -> list[Path]:
+    """Write every graded student's feedback page for ``lesson`` afresh; return the pages.
+
+    Each student's old ``feedback/<student>/<lesson>/`` is removed first (instead of nbgrader's
+    ``--force``, which warns for each one), so a rerun gives the same pages and nothing stale.
+    """
+    for folder in (course / "feedback").glob(f"*/{lesson}"):
+        shutil.rmtree(folder)
+    run_nbgrader(course, "generate_feedback", lesson)
+    return sorted((course / "feedback").glob(f"*/{lesson}/{lesson}.html"))
 
 
 class _PhaseClock:
@@ -159,7 +185,7 @@ def _report(course: Path, lesson: str, student: str, notes: list[str], run_notes
     notes = list(notes)
     was_graded = graded.is_file()
     if was_graded:
-        notes += notes_of(nbformat.read(graded, as_version=4))
+        notes += [n for n in notes_of(nbformat.read(graded, as_version=4)) if n not in notes]
     else:
         notes += ["nbgrader could not grade this notebook; it scores zero", *run_notes]
     scores, max_scores, autograded = {}, {}, set()
@@ -217,8 +243,9 @@ def autograde(
     *,
     timeout_s: int | None = None,
     jobs: int | None = None,
+    unsandboxed: bool = False,
 ) -> dict[str, GradeReport]:
     """Grade ``submissions`` (student -> notebook, or -> {file name: bytes}) in one nbgrader batch."""
     course = prepare_course(Path(workdir), lesson)
     write_submissions(course, lesson, submissions)
-    return grade_lesson(course, lesson, submissions, timeout_s=timeout_s, jobs=jobs)
+    return grade_lesson(course, lesson, submissions, timeout_s=timeout_s, jobs=jobs, unsandboxed=unsandboxed)

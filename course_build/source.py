@@ -19,6 +19,7 @@ from nbformat import NotebookNode
 from course_build.citations import roles_as_text
 from course_build.exercise_cells import RAISES_EXCEPTION, cells_that_may_raise
 from course_build.paths import BOOK_CONFIG, REPO_ROOT, lesson_source
+from course_build.rubric import RubricError, check_manual
 
 ROLE_TAGS = ("solution", "tests", "manual")
 GRADE_ID = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
@@ -85,6 +86,13 @@ def _nbgrader_metadata(cell: NotebookNode, lesson: str) -> dict[str, Any] | None
             f"{lesson}: the manual cell {grade_id!r} must hold only the model answer, starting with "
             f"{MODEL_ANSWER!r}; nbgrader replaces the whole cell, so the question goes in the cell before"
         )
+    if role == "manual":
+        try:
+            check_manual(cell.source, metadata["points"])
+        except RubricError as error:
+            raise LessonSourceError(
+                f"{lesson}: the manual cell {grade_id!r}: {error} (the format is in lessons/README.md)"
+            ) from None
     if role == "solution" and "### BEGIN SOLUTION" not in cell.source:
         raise LessonSourceError(f"{lesson}: the solution cell {grade_id!r} has no ### BEGIN SOLUTION")
     return metadata

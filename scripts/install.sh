@@ -27,3 +27,9 @@ command -v npm >/dev/null || { echo "npm (Node.js >= 18) is needed: apt-get inst
 if [ ! -x /usr/bin/chromium ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
   apt-get update -qq && apt-get install -y -qq --no-install-recommends chromium >/dev/null
 fi
+
+# bubblewrap, the sandbox every submission is graded in (Debian's package; grading refuses to
+# run without it unless the instructor passes --unsandboxed).
+if [ ! -x /usr/bin/bwrap ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+  apt-get update -qq && apt-get install -y -qq --no-install-recommends bubblewrap >/dev/null
+fi

@@ -6,7 +6,7 @@ import pytest
 from course_build import source as source_module
 from course_build.citations import CitationError, roles_as_text, text_as_roles
 from course_build.exercise_cells import answer_names
-from course_build.feedback import ShortenTestTracebacks
+from course_build.feedback import HideHiddenTests
 from course_build.generate import student_view, student_with_outputs
 from course_build.source import LessonSourceError, build_source_notebook
 
@@ -45,6 +45,10 @@ assert x == 1
 +++ {"tags": ["manual"], "grade_id": "written", "points": 3}
 
 *Model answer.* Written.
+
+*Rubric.*
+- 2 points: the first thing.
+- 1 point: the second.
 """
 
 
@@ -210,6 +214,8 @@ def test_regenerating_is_deterministic(lesson_dir):
         (GOOD_BODY.replace(":points: 2", ":points: -1"), "number > 0"),
         (GOOD_BODY.replace(":tags: [tests]\n", ""), "no role tag"),
         (GOOD_BODY.replace("*Model answer.* Written.", "Question? Answer."), "only the model answer"),
+        (GOOD_BODY.replace("*Rubric.*", "Rubric:"), "needs a rubric"),
+        (GOOD_BODY.replace("- 1 point: the second.", "- 2 points: the second."), "rubric gives 4 points"),
     ],
 )
 def test_broken_sources_are_refused_with_a_reason(lesson_dir, body, message):
@@ -268,6 +274,6 @@ def test_feedback_shows_only_the_error_message_of_a_failed_test():
         outputs=[nbformat.v4.new_output("error", ename="E", evalue="v", traceback=["kept"])],
     )
     notebook = nbformat.v4.new_notebook(cells=[test_cell, answer_cell])
-    ShortenTestTracebacks().preprocess(notebook, {})
+    HideHiddenTests().preprocess(notebook, {})
     assert test_cell.outputs[0].traceback == ["AssertionError: x should be 2"]
     assert answer_cell.outputs[0].traceback == ["kept"]

@@ -1,76 +1,154 @@
-"""Grading integrity: broken and dishonest submissions earn nothing they did not earn honestly.
+"""The adversarial grading suite: honest work keeps its points, attacks gain nothing.
 
-Every case of ``integrity_cases`` goes through one real nbgrader batch per lesson (so a case
-that broke the batch or leaked into a neighbour's grade shows up as wrong neighbours' scores),
-then: each case gets exactly its score and its note, regrading changes nothing, and no feedback
-page shows hidden test code. The kernel guard is also tested on its own, without the static scan
-in front of it, to show it catches at run time what a scan might miss.
+Every case of ``integrity_cases`` goes through one real nbgrader batch per lesson, with the
+sandbox on. Then: each honest style gets full marks; each attack gets at most its baseline (the
+same answers without the attack), and the baseline is below full marks, so the comparison can
+fail; exact cases get exactly their score; every case leaves the note it must (and honest ones
+none); nothing an attack aimed at outside its sandbox changed (another student's files, the
+gradebook, the course directory, the host's /tmp); regrading gives identical scores and notes;
+no feedback page shows hidden test code. A web server on the host's loopback serves the
+reference solutions, for the attack that tries to fetch them.
 """
 
+import hashlib
 import html
-import importlib
-import pkgutil
+import http.server
+import sqlite3
+import threading
+import time
+from pathlib import Path
 
-import lesson_submissions
 import nbformat
 import pytest
-from integrity_cases import LESSON1, LESSON1_CASES, LESSON3, LESSON3_CASES
+from integrity_cases import FULL, LESSON1, LESSON1_CASES, LESSON3, LESSON3_CASES
 
 from course_build.grading import autograde, grade_lesson
-from course_build.guarded_execute import GuardedExecute
 from course_build.paths import lesson_names, nbgrader_source_notebook
 from course_build.submissions import solution_answers
-from course_build.tamper_scan import scan
+
+pytestmark = pytest.mark.slow
 
 CASES = {LESSON1: LESSON1_CASES, LESSON3: LESSON3_CASES}
-TIMEOUT_S = {LESSON1: 20, LESSON3: 60}  # far above the slowest honest cell, even on a busy machine
+TIMEOUT_S = {LESSON1: 20, LESSON3: 40}  # far above the slowest honest cell, even on a busy machine
+
+
+class _Solutions(http.server.BaseHTTPRequestHandler):
+    body = b""
+
+    def do_GET(self):  # noqa: N802 - the http.server API
+        self.send_response(200)
+        self.end_headers()
+        self.wfile.write(self.body)
+
+    def log_message(self, *args):
+        pass
 
 
 @pytest.fixture(scope="module")
-def batches(tmp_path_factory):
-    """lesson -> (course directory, {case name: GradeReport}), each lesson graded on first use."""
+def solutions_server():
+    _Solutions.body = "\n\n".join(solution_answers(LESSON3).values()).encode()
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Solutions)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield server.server_address[1]
+    server.shutdown()
+
+
+@pytest.fixture(scope="module")
+def batches(tmp_path_factory, solutions_server):
+    """lesson -> (course directory, {case: GradeReport}, {case: submitted bytes}), graded on first use."""
     graded = {}
 
     def grade(lesson):
-        if lesson not in lesson_names():
-            pytest.skip(f"{lesson} is not written yet")
         if lesson not in graded:
             workdir = tmp_path_factory.mktemp(f"integrity_{lesson}")
-            submissions = {name: case.build() for name, case in CASES[lesson].items()}
+            course = workdir / "course"
+            submissions = {name: case.build(course, solutions_server) for name, case in CASES[lesson].items()}
             reports = autograde(lesson, submissions, workdir, timeout_s=TIMEOUT_S[lesson])
-            graded[lesson] = (workdir / "course", reports)
+            graded[lesson] = (course, reports)
         return graded[lesson]
 
     return grade
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize(
-    "lesson, name", [(lesson, name) for lesson, cases in CASES.items() for name in cases]
-)
-def test_case_gets_exactly_its_score_and_a_clear_note(batches, lesson, name):
+CASE_IDS = [(lesson, name) for lesson, cases in CASES.items() for name in cases]
+
+
+@pytest.mark.parametrize("lesson, name", CASE_IDS)
+def test_case_gets_what_it_earned_and_a_clear_note(batches, lesson, name):
     case = CASES[lesson][name]
-    report = batches(lesson)[1][name]
-    assert report.auto_total == case.score, (
-        f"{name}: scored {report.auto_total}/{report.auto_max}, expected {case.score}; notes {report.notes}"
-    )
-    if case.note is None:
-        assert report.notes == ()
-    else:
-        assert any(case.note in note for note in report.notes), f"{name}: notes {report.notes}"
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("lesson", CASES)
-def test_every_student_has_the_same_maximum(batches, lesson):
     reports = batches(lesson)[1]
-    assert len({report.auto_max for report in reports.values()}) == 1
+    report = reports[name]
+    got = f"{name}: scored {report.auto_total}/{report.auto_max}; notes {report.notes}"
+    if case.kind == "honest":
+        assert report.auto_total == FULL[lesson], got
+    elif case.kind == "exact":
+        assert report.auto_total == case.score, got
+    else:
+        baseline = reports[case.baseline].auto_total
+        assert report.auto_total <= baseline, f"{got}; its baseline {case.baseline} scored {baseline}"
+    if case.note is not None:
+        assert any(case.note in note for note in report.notes), got
+    elif case.kind != "attack":
+        assert report.notes == (), got
 
 
-@pytest.mark.slow
+@pytest.mark.parametrize("lesson", CASES)
+def test_the_lessons_it_grades_exist_with_the_points_it_expects(lesson):
+    """A renamed or removed lesson, or a change to its points, fails the suite instead of shrinking it."""
+    assert lesson in lesson_names(), f"the adversarial suite grades {lesson}, which is no longer a lesson"
+    source = nbformat.read(nbgrader_source_notebook(lesson), as_version=4)
+    points = sum(
+        cell.metadata.nbgrader.get("points", 0)
+        for cell in source.cells
+        if cell.metadata.get("nbgrader", {}).get("grade") and cell.cell_type == "code"
+    )
+    assert points == FULL[lesson], (
+        f"{lesson}'s tests are worth {points} points; the suite expects {FULL[lesson]}"
+    )
+
+
+@pytest.mark.parametrize("lesson", CASES)
+def test_every_attack_has_a_baseline_below_full_marks_or_a_victim(lesson):
+    for name, case in CASES[lesson].items():
+        if case.kind == "attack":
+            baseline = CASES[lesson][case.baseline]
+            assert baseline.kind in ("exact", "honest"), name
+            if baseline.kind == "exact":
+                assert baseline.score < FULL[lesson], name
+
+
+def test_the_suite_is_big_enough():
+    named = [(name, case) for cases in CASES.values() for name, case in cases.items()]
+    assert sum(case.kind == "honest" for _, case in named) >= 20
+    assert sum(name.startswith("a_") for name, _ in named) >= 20
+
+
+def test_attacks_outside_the_sandbox_changed_nothing(batches):
+    course, reports = batches(LESSON3)
+    time.sleep(10)  # the detached writer waits 8 s after its notebook; it must not exist by now
+    assert reports["victim"].auto_total == FULL[LESSON3]
+    assert sorted(p.name for p in course.rglob("PWNED*")) == []
+    assert sorted(p.name for p in Path("/tmp").glob("PWNED*")) == []
+    with sqlite3.connect(course / "gradebook.db") as db:
+        assert db.execute("SELECT COUNT(*) FROM grade WHERE manual_score = 100").fetchone() == (0,)
+    victim = course / "submitted" / "victim" / LESSON3 / f"{LESSON3}.ipynb"
+    assert nbformat.read(victim, as_version=4).cells, "the victim's submission was overwritten"
+
+
+def _fingerprint(report):
+    return report.scores, report.notes, hashlib.sha256(report.feedback_html.encode()).hexdigest()
+
+
 def test_regrading_gives_identical_scores_and_notes(batches):
     course, first = batches(LESSON1)
-    again_students = ["correct", "deleted_test_cells", "eq_always_true", "renamed_notebook"]
+    again_students = [
+        "reference",
+        "deleted_test_cell",
+        "a_int_subclass_equal_to_anything",
+        "renamed_notebook",
+        "invalid_json",
+        "missing_notebook",
+    ]
     again = grade_lesson(course, LESSON1, again_students, timeout_s=TIMEOUT_S[LESSON1])
     for student in again_students:
         assert again[student].scores == first[student].scores, student
@@ -87,7 +165,6 @@ def _hidden_test_lines(lesson):
     return lines
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("lesson", CASES)
 def test_feedback_never_shows_hidden_test_code(batches, lesson):
     hidden = _hidden_test_lines(lesson)
@@ -106,58 +183,6 @@ def test_feedback_never_shows_hidden_test_code(batches, lesson):
         assert shown == [], f"{name}'s feedback shows hidden test code: {shown[:3]}"
 
 
-def test_honest_answers_are_never_flagged():
-    """The scan must not cost honest work anything: every reference and realistic answer passes."""
-    generated = [lesson for lesson in lesson_names() if nbgrader_source_notebook(lesson).is_file()]
-    answers = [source for lesson in generated for source in solution_answers(lesson).values()]
-    for info in pkgutil.iter_modules(lesson_submissions.__path__):
-        module = importlib.import_module(f"lesson_submissions.{info.name}")
-        for variants in (getattr(module, "CORRECT", {}), getattr(module, "WRONG", {})):
-            answers += [source for submission in variants.values() for source in submission.values()]
-    assert len(answers) > 10
-    flagged = {source[:60]: scan(source) for source in answers if scan(source)}
-    assert flagged == {}
-
-
-def _test_cell(source, grade_id):
-    metadata = {"grade": True, "solution": False, "locked": True, "grade_id": grade_id, "points": 1}
-    return nbformat.v4.new_code_cell(source, metadata={"nbgrader": metadata})
-
-
-@pytest.mark.slow
-def test_kernel_guard_catches_tampering_at_run_time(tmp_path):
-    """Without the static scan: a dead kernel, a hang, patched numpy and a blanking transformer."""
-    cells = [
-        nbformat.v4.new_code_cell("import numpy as np\nx = 1"),
-        _test_cell("assert x == 1", "honest"),
-        nbformat.v4.new_code_cell("import os\nos._exit(3)"),
-        _test_cell("assert x == 1", "after_dead_kernel"),
-        nbformat.v4.new_code_cell(
-            "import time\nwhile True:\n    try:\n        time.sleep(0.05)\n"
-            "    except BaseException:\n        pass"
-        ),
-        _test_cell("assert x == 1", "after_hang"),
-        nbformat.v4.new_code_cell("np.allclose = lambda *a, **k: True"),
-        _test_cell("assert np.allclose(1, 2)", "patched_numpy"),
-        nbformat.v4.new_code_cell("np.allclose = np.isclose.__globals__['allclose']"),
-        nbformat.v4.new_code_cell("get_ipython().input_transformers_cleanup.append(lambda lines: [])"),
-        _test_cell("assert False", "blanked"),
-    ]
-    notebook = nbformat.v4.new_notebook(cells=cells)
-    notebook.metadata.kernelspec = {"name": "python3", "display_name": "Python 3", "language": "python"}
-    GuardedExecute(timeout=5).preprocess(notebook, {"metadata": {"path": str(tmp_path)}})
-    errors = {
-        c.metadata["nbgrader"]["grade_id"]: [o.ename for o in c.outputs if o.output_type == "error"]
-        for c in notebook.cells
-        if "nbgrader" in c.metadata
-    }
-    assert errors == {
-        "honest": [],
-        "after_dead_kernel": [],
-        "after_hang": [],
-        "patched_numpy": ["GradingIntegrityError"],
-        "blanked": ["GradingIntegrityError"],
-    }
-    notes = " ".join(notebook.metadata["course_grader_notes"])
-    for phrase in ("kernel died", "ignored the interrupt", "numpy.allclose was replaced", "did not run"):
-        assert phrase in notes
+def test_passing_tests_confirm_themselves_in_the_feedback(batches):
+    report = batches(LESSON3)[1]["reference"]
+    assert "✓ softmax leaves its input unchanged" in report.feedback_html

@@ -43,7 +43,7 @@ def test_tree_has_no_instructor_material(tree):
         "lessons",
         "tests",
         "course_build/grading.py",
-        "course_build/kernel_guard.py",
+        "course_build/sandboxed_execute.py",
         "course_build/source.py",
     ):
         assert not (tree / relative).exists(), relative

@@ -35,6 +35,11 @@ CHROMIUM_ARGS = [
     "--disable-component-update",
     "--disable-sync",
 ]
+# Each notebook (and a student's graded copy) opens with an "Open in Colab" badge image from
+# Colab's site; offline it is answered with a placeholder so that only unexpected requests show up
+# as blocked.
+COLAB_BADGE = "https://colab.research.google.com/assets/colab-badge.svg"
+BADGE_STAND_IN = '<svg xmlns="http://www.w3.org/2000/svg" width="117" height="20"></svg>'
 SCREENSHOTS = REPO_ROOT / "test-artifacts" / "screenshots"
 VIEWPORT = {"width": 1280, "height": 900}
 

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from conftest import Watch, offline_context, screenshot_path
+from conftest import BADGE_STAND_IN, COLAB_BADGE, Watch, offline_context, screenshot_path
 
 from course_build.paths import REPO_ROOT, lesson_names, solution_notebook, student_notebook
 from course_build.submissions import make_submission, solution_answers
@@ -41,10 +41,6 @@ LAB_SETTINGS = {
     "@jupyterlab/apputils-extension/notification": {"fetchNews": "false", "checkForUpdates": False},
     "@jupyterlab/notebook-extension/tracker": {"windowingMode": "none"},
 }
-# Each notebook opens with an "Open in Colab" badge image from Colab's site; offline it is
-# answered with a placeholder so that only unexpected requests show up as blocked.
-COLAB_BADGE = "https://colab.research.google.com/assets/colab-badge.svg"
-BADGE_STAND_IN = '<svg xmlns="http://www.w3.org/2000/svg" width="117" height="20"></svg>'
 
 
 @dataclass

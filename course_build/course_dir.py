@@ -1,0 +1,42 @@
+"""Find the nbgrader course directory the instructor's commands work on, or say why not.
+
+The term's commands (``course_build.grade``, ``.formgrader``, ``.report``) are documented to run
+from the repository root with the course in ``autograder/``; run from inside ``autograder/`` they
+work too. Anywhere else they stop with a message naming the folder they looked for, instead of
+doing nothing (nbgrader started in the wrong folder shows an empty course without a word).
+"""
+
+from pathlib import Path
+
+DEFAULT = Path("autograder")
+
+
+class CourseDirError(ValueError):
+    """The course directory is missing or is not an nbgrader course of this project."""
+
+
+def is_course_dir(path: Path) -> bool:
+    return (path / "nbgrader_config.py").is_file() and (path / "source").is_dir()
+
+
+def resolve_course(given: Path | None) -> Path:
+    """The course directory: ``given``, else ``./autograder``, else the current folder if it is
+    one; absolute. Raises CourseDirError with what to do."""
+    if given is not None:
+        if not is_course_dir(given):
+            raise CourseDirError(
+                f"{given} is not a course directory (it needs nbgrader_config.py and source/); "
+                "pass --course with the folder that holds them, usually autograder/ of the repository"
+            )
+        return given.resolve()
+    for candidate in (DEFAULT, Path(".")):
+        if is_course_dir(candidate):
+            return candidate.resolve()
+    raise CourseDirError(
+        f"no course directory here ({Path.cwd()}): run this from the repository root (the folder "
+        "that holds autograder/), or pass --course PATH/TO/autograder"
+    )
+
+
+def has_gradebook(course: Path) -> bool:
+    return (course / "gradebook.db").is_file()

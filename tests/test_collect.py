@@ -1,0 +1,204 @@
+"""Collecting an LMS zip: names, ids, resubmissions and hostile file names (fast, no kernel)."""
+
+import json
+import re
+import warnings
+import zipfile
+
+import nbformat
+import pytest
+
+from course_build.collect import collect_zip, normalize_submission, read_record
+from course_build.lms import parse_submission_name, read_lms_zip
+from course_build.student_ids import assign_ids, nbgrader_id
+
+LESSON = "03_attention"
+SAFE_ID = re.compile(r"^[a-z][a-z0-9-]*$")
+
+
+@pytest.mark.parametrize(
+    "entry, parts",
+    [
+        ("smithjane_1234_5678_03_attention.ipynb", ("smithjane", None, "1234", "5678", "03_attention.ipynb")),
+        (
+            "doejohn_LATE_1240_5690_03_attention-1.ipynb",
+            ("doejohn", "LATE_", "1240", "5690", "03_attention-1.ipynb"),
+        ),
+        ("MacDonald_late_7_8_notes.pdf", ("MacDonald", "late_", "7", "8", "notes.pdf")),
+        ("anne marie_11_12_03_attention.ipynb", ("anne marie", None, "11", "12", "03_attention.ipynb")),
+        ("submissions/zoë_13_14_a_99_98_b.ipynb", ("zoë", None, "13", "14", "a_99_98_b.ipynb")),
+        ("../../etc/evil_15_16_x.ipynb", ("evil", None, "15", "16", "x.ipynb")),
+        ("C:\\Users\\x\\bob_17_18_y.ipynb", ("bob", None, "17", "18", "y.ipynb")),
+    ],
+)
+def test_lms_file_names_are_read_as_written(entry, parts):
+    found = parse_submission_name(entry)
+    assert (
+        found["student"],
+        found["late"],
+        found["user_id"],
+        found["submission_id"],
+        found["file_name"],
+    ) == parts
+
+
+@pytest.mark.parametrize(
+    "entry", ["README.txt", "03_attention.ipynb", "smith_x_1_file.ipynb", "nobody_12_.ipynb"]
+)
+def test_other_file_names_are_not_lms_files(entry):
+    assert parse_submission_name(entry) is None
+
+
+@pytest.mark.parametrize(
+    "name", ["zoë", "MacDonald", "anne marie", "../../x", "/abs/path", "Ωμέγα", "", "1st", "a" * 300]
+)
+def test_any_name_gives_a_safe_stable_id(name):
+    student_id = nbgrader_id(name)
+    assert SAFE_ID.match(student_id) and len(student_id) <= 64
+    assert nbgrader_id(name) == student_id
+
+
+def test_plain_names_keep_their_id_and_near_misses_never_collide():
+    assert nbgrader_id("smithjane") == "smithjane"
+    names = ["zoe", "zoë", "Zoe", "zoe-", "anne marie", "anne-marie", "annemarie", "ANNE MARIE"]
+    assert len({nbgrader_id(n) for n in names}) == len(names)
+
+
+def test_ids_are_told_apart_by_user_id_and_reused_later():
+    first = assign_ids({"20": "smithjane", "10": "smithjane", "30": "zoë"}, known={})
+    assert first["10"] == "smithjane" and first["20"] == "smithjane-u20"
+    later = assign_ids({"20": "smithjane", "40": "smithjane"}, known=first)
+    assert later["20"] == "smithjane-u20" and later["40"] == "smithjane-u40"
+
+
+def _notebook(tag: str) -> bytes:
+    return nbformat.writes(nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell(tag)])).encode()
+
+
+@pytest.fixture
+def course(tmp_path):
+    """A course directory with the blank release of the lesson."""
+    course = tmp_path / "course"
+    (course / "release" / LESSON).mkdir(parents=True)
+    (course / "release" / LESSON / f"{LESSON}.ipynb").write_bytes(_notebook("blank release"))
+    return course
+
+
+def _zip(tmp_path, entries):
+    archive = tmp_path / "download.zip"
+    with zipfile.ZipFile(archive, "w") as zipped, warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # a repeated name is one of the cases
+        for name, data in entries:
+            zipped.writestr(name, data)
+    return archive
+
+
+def _graded(course, student):
+    path = course / "submitted" / student / LESSON / f"{LESSON}.ipynb"
+    return nbformat.reads(path.read_text(), as_version=4).cells[0].source if path.exists() else None
+
+
+def test_a_messy_zip_gives_every_student_one_folder_and_a_record(course, tmp_path):
+    entries = [
+        (f"MacDonald_1_10_{LESSON}.ipynb", _notebook("macdonald")),
+        (f"anne marie_2_20_{LESSON}.ipynb", _notebook("anne marie")),
+        (f"zoë_3_30_{LESSON}.ipynb", _notebook("zoë")),
+        (f"zoe_4_40_{LESSON}.ipynb", _notebook("zoe")),
+        (f"late_5_50_{LESSON}.ipynb", _notebook("blank")),
+        (f"late_LATE_5_51_{LESSON}-1.ipynb", _notebook("resubmitted")),
+        (f"twice_6_60_{LESSON}.ipynb", _notebook("first copy")),
+        (f"twice_6_60_{LESSON}.ipynb", _notebook("second copy")),
+        (f"mallory_7_70_zoe_4_40_{LESSON}.ipynb", _notebook("mallory")),
+        (f"../../evil_8_80_{LESSON}.ipynb", _notebook("evil")),
+        (f"/abs/path/root_9_90_{LESSON}.ipynb", _notebook("abs")),
+        ("nonotebook_10_100_answers.pdf", b"%PDF"),
+        ("renamed_11_110_my work.ipynb", _notebook("renamed")),
+        ("README.txt", b"added by the LMS"),
+    ]
+    students, ignored = collect_zip(course, LESSON, _zip(tmp_path, entries), known={})
+    assert ignored == ["README.txt"]
+    assert len(students) == len(set(students)) == 11 and all(SAFE_ID.match(s) for s in students)
+    by_name = {read_record(course, LESSON, s).name: s for s in students}
+    assert set(by_name) == {
+        "MacDonald",
+        "anne marie",
+        "zoë",
+        "zoe",
+        "late",
+        "twice",
+        "mallory",
+        "evil",
+        "root",
+        "nonotebook",
+        "renamed",
+    }
+    assert by_name["zoe"] == "zoe" and by_name["zoë"] != "zoe"
+    assert _graded(course, by_name["zoe"]) == "zoe" and _graded(course, by_name["zoë"]) == "zoë"
+    assert _graded(course, by_name["mallory"]) == "mallory"  # not zoe's file
+    assert _graded(course, by_name["late"]) == "resubmitted"
+    assert _graded(course, by_name["twice"]) == "second copy"
+    late = read_record(course, LESSON, by_name["late"])
+    assert late.late and any("not graded: '03_attention.ipynb'" in n for n in late.notes)
+    assert any("latest of 2" in n for n in read_record(course, LESSON, by_name["twice"]).notes)
+    assert _graded(course, by_name["nonotebook"]) is None
+    assert any("answers.pdf" in n for n in read_record(course, LESSON, by_name["nonotebook"]).notes)
+    assert any(
+        "submitted as 'my work.ipynb'" in n for n in read_record(course, LESSON, by_name["renamed"]).notes
+    )
+    written = sorted(p.relative_to(course).parts[0] for p in course.rglob("*") if p.is_file())
+    assert set(written) == {"collected", "release", "submitted"}
+    assert not (tmp_path / "etc").exists() and not any(tmp_path.parent.glob("evil*"))
+
+
+def test_a_later_batch_keeps_the_ids_of_known_students(course, tmp_path):
+    second, _ = collect_zip(
+        course,
+        LESSON,
+        _zip(
+            tmp_path,
+            [
+                (f"smithjane_10_2_{LESSON}.ipynb", _notebook("b")),
+                (f"smithjane_20_3_{LESSON}.ipynb", _notebook("c")),
+            ],
+        ),
+        known={"20": "smithjane"},
+    )
+    assert sorted(second) == ["smithjane", "smithjane-u10"]
+    assert _graded(course, "smithjane") == "c" and _graded(course, "smithjane-u10") == "b"
+
+
+def test_fixing_up_a_folder_is_idempotent(course):
+    folder = course / "submitted" / "broken" / LESSON
+    folder.mkdir(parents=True)
+    (folder / f"{LESSON}.ipynb").write_text('{"cells": [')
+    notes = normalize_submission(course, LESSON, "broken")
+    assert len(notes) == 1 and "could not be read" in notes[0]
+    assert _graded(course, "broken") == "blank release"
+    assert normalize_submission(course, LESSON, "broken") == notes
+    record = json.loads((course / "collected" / LESSON / "broken" / "record.json").read_text())
+    assert record["fixup_notes"] == notes
+
+
+def test_a_folder_without_a_notebook_gets_the_blank_release(course):
+    folder = course / "submitted" / "empty" / LESSON
+    folder.mkdir(parents=True)
+    (folder / "answers.py").write_text("x = 1")
+    assert normalize_submission(course, LESSON, "empty") == [
+        f"no {LESSON}.ipynb was submitted (files found: answers.py); graded as a blank notebook"
+    ]
+
+
+def test_the_zip_reader_lists_every_entry(tmp_path):
+    files, ignored = read_lms_zip(_zip(tmp_path, [("a_1_2_x.ipynb", b"1"), ("dir/", b""), ("b.txt", b"")]))
+    assert [f.student for f in files] == ["a"] and ignored == ["b.txt"]
+
+
+def test_a_folder_with_a_resubmission_is_graded_on_the_latest(course):
+    folder = course / "submitted" / "resubmitter" / LESSON
+    folder.mkdir(parents=True)
+    (folder / f"{LESSON}.ipynb").write_bytes(_notebook("blank"))
+    (folder / f"{LESSON}-1.ipynb").write_bytes(_notebook("first try"))
+    (folder / f"{LESSON}-2.ipynb").write_bytes(_notebook("correct"))
+    notes = normalize_submission(course, LESSON, "resubmitter")
+    assert _graded(course, "resubmitter") == "correct"
+    assert any(f"not graded: '{LESSON}-1.ipynb', '{LESSON}.ipynb'" in note for note in notes), notes

@@ -1,0 +1,359 @@
+"""The plain-data wire format and the checker's proxies, without a kernel (fast).
+
+The kernel's end of the wire (``wire.answer``) runs here on an ordinary namespace, with every
+request and reply passed through JSON as the real pipes and kernel outputs pass them.
+"""
+
+import json
+from collections import namedtuple
+
+import numpy as np
+import pytest
+
+from course_build import wire
+from course_build.checker import (
+    CheckError,
+    KernelLink,
+    StudentFunction,
+    bind_names,
+    names_used,
+    run_test_cell,
+)
+from course_build.test_cells import defined_names
+
+PLAIN_VALUES = [
+    None,
+    True,
+    0,
+    -(2**200),
+    1.5,
+    float("inf"),
+    -0.0,
+    complex(1, -2),
+    "zoë ✓",
+    np.float32(0.25),
+    np.int64(-7),
+    np.bool_(True),
+    np.arange(12, dtype=np.int16).reshape(3, 4),
+    np.zeros((0, 3)),
+    np.array(5.0),
+    np.array([[True, False]]),
+    np.array(["ab", "c"]),
+    np.arange(6.0).reshape(2, 3).T,  # not contiguous
+    np.arange(3, dtype=">f8"),  # big-endian
+    (1, [2.0, {"k": np.ones(2)}], ()),
+    {"W_q": np.eye(2), 3: "three", (1, 2): None},
+]
+
+
+def _roundtrip(value):
+    return wire.decode(json.loads(json.dumps(wire.encode(value))))
+
+
+def _same(a, b) -> bool:
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        return type(a) is type(b) and a.dtype == b.dtype and a.shape == b.shape and np.array_equal(a, b)
+    if isinstance(a, list | tuple):
+        return type(a) is type(b) and len(a) == len(b) and all(map(_same, a, b))
+    if isinstance(a, dict):
+        return type(b) is dict and a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
+    if isinstance(a, float) and np.isnan(a):
+        return np.isnan(b)
+    return type(a) is type(b) and a == b and str(a) == str(b)
+
+
+@pytest.mark.parametrize("value", PLAIN_VALUES, ids=lambda v: type(v).__name__)
+def test_plain_values_cross_the_wire_unchanged(value):
+    assert _same(_roundtrip(value), value)
+
+
+def test_nan_crosses_the_wire():
+    assert np.isnan(_roundtrip(float("nan")))
+
+
+def test_a_generator_arrives_in_the_same_state():
+    rng = np.random.default_rng(5)
+    rng.standard_normal(3)
+    copy = _roundtrip(rng)
+    assert isinstance(copy, np.random.Generator)
+    assert np.array_equal(copy.standard_normal(4), rng.standard_normal(4))
+
+
+def test_subclasses_arrive_as_plain_values():
+    class Liar(np.ndarray):
+        def __eq__(self, other):
+            return np.ones(self.shape, dtype=bool)
+
+    Pair = namedtuple("Pair", "output weights")
+    value = _roundtrip(Pair(np.arange(3.0).view(Liar), 2))
+    assert type(value) is tuple and type(value[0]) is np.ndarray
+    assert not (value[0] == 7).any()
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        object(),
+        b"bytes",
+        {1, 2},
+        np.array([object()]),
+        np.array(["2020-01-01"], dtype="datetime64[D]"),
+        print,
+    ],
+    ids=lambda v: type(v).__name__,
+)
+def test_anything_else_is_refused(value):
+    with pytest.raises(wire.NotPlainData):
+        wire.encode(value)
+
+
+def test_deep_or_huge_values_are_refused():
+    nested: list = []
+    for _ in range(wire.MAX_DEPTH + 2):
+        nested = [nested]
+    with pytest.raises(wire.NotPlainData):
+        wire.encode(nested)
+    with pytest.raises(wire.NotPlainData):
+        wire.encode(np.zeros(1000), limit=100)
+
+
+ARRAY = {"t": "array", "dtype": "<f8", "shape": [2], "data": "AAAAAAAA8D8AAAAAAAAAQA=="}
+
+
+@pytest.mark.parametrize(
+    "node",
+    [
+        {"t": "pickle", "v": "gASV"},
+        {"t": "int", "v": 3},
+        {"t": "int", "v": "1e3"},
+        {"t": "bool", "v": 1},
+        {"t": "float", "v": 1.5},
+        {"t": "float", "v": "one"},
+        {"t": "str", "v": "a", "extra": 1},
+        {**ARRAY, "dtype": "|O8"},
+        {**ARRAY, "dtype": "<M8"},
+        {**ARRAY, "shape": [3]},
+        {**ARRAY, "shape": [-2]},
+        {**ARRAY, "shape": [2.0]},
+        {**ARRAY, "data": "not base64!"},
+        {"t": "scalar", "dtype": "<f8", "shape": [1], "data": "AAAAAAAA8D8="},
+        {"t": "dict", "items": [[ARRAY, {"t": "none"}]]},
+        {"t": "generator", "state": {"t": "str", "v": "PCG64"}},
+        {"t": "list", "items": "abc"},
+        ["t", "none"],
+    ],
+)
+def test_malformed_data_is_refused(node):
+    with pytest.raises(wire.MalformedData):
+        wire.decode(node)
+
+
+def test_a_huge_declared_array_is_refused_before_allocation():
+    with pytest.raises(wire.MalformedData):
+        wire.decode({"t": "array", "dtype": "<f8", "shape": [10**6, 10**6], "data": ""})
+
+
+# --- the checker's proxies, against a namespace standing in for the kernel -------------------
+
+
+STUDENT_CODE = """
+import numpy as np
+
+def softmax(x, axis=-1):
+    e = np.exp(x - np.max(x, axis=axis, keepdims=True))
+    return e / np.sum(e, axis=axis, keepdims=True)
+
+def in_place(x):
+    x -= 1
+    return None
+
+class HeadsError(ValueError):
+    pass
+
+def split_heads(x, n_heads):
+    raise HeadsError(f"{n_heads} heads do not divide {x.shape[-1]}")
+
+def odd(x):
+    raise KeyboardInterrupt
+
+def draw(rng):
+    return float(rng.standard_normal())
+
+def tensor_like(x):
+    return object()
+
+def identity(*args, **kwargs):
+    return args, kwargs
+
+weight_on_key0 = np.float64(0.881)
+unreadable_value = {1, 2}
+"""
+
+
+def _namespace():
+    namespace: dict = {}
+    exec(STUDENT_CODE, namespace)  # noqa: S102 - a stand-in for the student's kernel
+    return namespace
+
+
+def _kernel(namespace, replies=None):
+    """An ``ask`` that answers through JSON like the real kernel, or with canned ``replies``."""
+
+    def ask(request):
+        request = json.loads(json.dumps(request))
+        request.pop("printed", None)
+        if replies and request.get("name") in replies:
+            return replies[request["name"]]
+        return json.loads(json.dumps(wire.answer(request, namespace)))
+
+    return ask
+
+
+def _run(code, namespace=None, replies=None):
+    namespace = namespace if namespace is not None else _namespace()
+    names = sorted(names_used(code) & defined_names(STUDENT_CODE))
+    return run_test_cell(code, names, _kernel(namespace, replies))
+
+
+def test_a_correct_function_passes_and_prints_its_confirmation():
+    result = _run(
+        "import numpy as np\n"
+        "_s = softmax(np.array([[1.0, 2.0], [3.0, 3.0]]))\n"
+        "assert type(_s) is np.ndarray and np.allclose(_s.sum(axis=-1), 1.0)\n"
+        "assert 0.8 < weight_on_key0 < 0.9 and type(weight_on_key0) is np.float64\n"
+        'print("✓ ok")'
+    )
+    assert result == {"printed": {"stdout": "✓ ok\n", "stderr": ""}, "error": None}
+
+
+def test_a_failed_assertion_gives_its_message():
+    result = _run('import numpy as np\nassert softmax(np.zeros(2))[0] == 1.0, "rows must sum to 1"')
+    assert result["error"] == {"ename": "AssertionError", "evalue": "rows must sum to 1"}
+
+
+def test_changes_to_an_argument_come_back_to_the_test():
+    result = _run(
+        "import numpy as np\n_x = np.array([1.0, 2.0])\nin_place(_x)\n"
+        'assert np.array_equal(_x, [1.0, 2.0]), "changed its input"'
+    )
+    assert result["error"] == {"ename": "AssertionError", "evalue": "changed its input"}
+
+
+def test_a_generator_argument_advances_as_if_the_function_ran_here():
+    result = _run(
+        "import numpy as np\n_rng = np.random.default_rng(3)\n_a, _b = draw(_rng), draw(_rng)\n"
+        "assert _a != _b and draw(np.random.default_rng(3)) == _a"
+    )
+    assert result["error"] is None
+
+
+def test_exceptions_arrive_as_their_builtin_type_with_their_message():
+    result = _run(
+        "import numpy as np\ntry:\n    split_heads(np.zeros((3, 10)), 4)\nexcept ValueError as _e:\n"
+        "    assert type(_e) is ValueError and 'do not divide' in str(_e)\n"
+        "else:\n    raise AssertionError('no ValueError')"
+    )
+    assert result["error"] is None
+
+
+def test_plain_arguments_of_every_kind_reach_the_function():
+    result = _run(
+        "import numpy as np\n"
+        "_a, _k = identity(np.eye(2, dtype=np.float32), [1, 'b'], mask=None, rng=np.random.default_rng(1))\n"
+        "assert _a[0].dtype == np.float32 and _a[1] == [1, 'b'] and _k['mask'] is None\n"
+        "assert isinstance(_k['rng'], np.random.Generator)"
+    )
+    assert result["error"] is None
+
+
+@pytest.mark.parametrize(
+    "reply, ename",
+    [
+        ({"status": "timeout", "message": "did not finish within 5 s"}, "TimeoutError"),
+        ({"status": "dead", "message": "the kernel died"}, "DeadKernelError"),
+        ({"status": "malformed", "message": "no answer"}, "GradingError"),
+        ({"status": "returned", "value": {"t": "pickle"}}, "GradingError"),
+        ({"status": "returned"}, "GradingError"),
+        (
+            {
+                "status": "raised",
+                "type": "ValueError",
+                "message": "x",
+                "args_after": {"t": "list", "items": []},
+            },
+            "GradingError",
+        ),
+        ({"status": "bogus"}, "GradingError"),
+    ],
+)
+def test_failures_of_the_kernel_fail_the_cell_even_when_the_test_swallows_them(reply, ename):
+    code = (
+        "import numpy as np\n"
+        "try:\n    softmax(np.zeros(2))\nexcept BaseException:\n    pass\n"
+        "try:\n    softmax(np.zeros(2))\nexcept BaseException:\n    pass\n"
+    )
+    result = _run(code, replies={"softmax": reply})
+    assert result["error"]["ename"] == ename
+
+
+def test_a_return_value_that_is_not_plain_data_fails_even_inside_except_exception():
+    result = _run("try:\n    tensor_like(1)\nexcept Exception:\n    pass\n")
+    assert result["error"]["ename"] == "GradingError"
+    assert "cannot read" in result["error"]["evalue"]
+
+
+def test_a_keyboard_interrupt_in_the_function_is_not_a_pass():
+    ask = _kernel(_namespace())
+    link = KernelLink(ask)
+    with pytest.raises(KeyboardInterrupt):
+        StudentFunction("odd", link)(1)  # in the real kernel: the interrupt after a timeout
+
+
+def test_a_value_the_grader_cannot_read_fails_the_cell():
+    result = _run("assert unreadable_value")
+    assert result["error"]["ename"] == "GradingError"
+    assert "unreadable_value holds" in result["error"]["evalue"]
+
+
+def test_a_name_the_notebook_lacks_is_a_name_error():
+    namespace = _namespace()
+    del namespace["softmax"]
+    result = run_test_cell("softmax(1)", ["softmax"], _kernel(namespace))
+    assert result["error"] == {"ename": "NameError", "evalue": "name 'softmax' is not defined"}
+
+
+def test_a_test_passing_something_that_is_not_plain_data_is_told_so():
+    result = _run("softmax(object())")
+    assert result["error"]["ename"] == "TypeError"
+    assert "only plain data" in result["error"]["evalue"]
+
+
+def test_the_test_cannot_be_reached_from_the_function():
+    """The hidden tests' helpers live in the checker; the kernel's namespace never sees them."""
+    namespace = _namespace()
+    exec("def cheat(x):\n    return _oracle(x)\n", namespace)  # noqa: S102
+    code = "def _oracle(x):\n    return x\nassert cheat(3) == 3"
+    result = run_test_cell(code, ["cheat"], _kernel(namespace))
+    assert result["error"] == {"ename": "NameError", "evalue": "name '_oracle' is not defined"}
+
+
+def test_bound_names_are_plain_values_and_proxies():
+    link = KernelLink(_kernel(_namespace()))
+    bound = bind_names(link, ["softmax", "weight_on_key0", "not_there"])
+    assert isinstance(bound["softmax"], StudentFunction) and bound["softmax"].__name__ == "softmax"
+    assert type(bound["weight_on_key0"]) is np.float64 and "not_there" not in bound
+
+
+def test_after_a_fatal_failure_no_further_call_reaches_the_kernel():
+    calls = []
+
+    def ask(request):
+        calls.append(request)
+        return {"status": "dead", "message": "the kernel died"}
+
+    link = KernelLink(ask)
+    function = StudentFunction("softmax", link)
+    for _ in range(3):
+        with pytest.raises(CheckError):
+            function(1)
+    assert len(calls) == 1
