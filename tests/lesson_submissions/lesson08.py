@@ -22,6 +22,29 @@ CORRECT: dict[str, dict[str, str]] = {
             "total_params = 3 * (encoder_layer_params + decoder_layer_params) + 256 * (8000 + 2 * 6000)\n"
         ),
     },
+    # A numpy array and a tuple, and counts as numpy integers from a small helper function.
+    "numpy_types_and_a_helper": {
+        "teacher_forcing_answer": (
+            "import numpy as np\n\n"
+            "BOS, EOS = 1, 2\n"
+            "target = np.array([5, 8, 3])\n"
+            "tf_decoder_input = np.concatenate([[BOS], target])\n"
+            "tf_labels = tuple(int(t) for t in np.append(target, EOS))\n"
+        ),
+        "parameter_count_answer": (
+            "import numpy as np\n\n\n"
+            "def linear(n_in, n_out, bias=True):\n"
+            "    return np.int64(n_in * n_out + (n_out if bias else 0))\n\n\n"
+            "d, d_ff = 256, 1024\n"
+            "attention = 4 * linear(d, d)\n"
+            "ffn = linear(d, d_ff) + linear(d_ff, d)\n"
+            "norm = np.int64(2 * d)\n"
+            "encoder_layer_params = attention + ffn + 2 * norm\n"
+            "decoder_layer_params = 2 * attention + ffn + 3 * norm\n"
+            "total_params = 3 * encoder_layer_params + 3 * decoder_layer_params + (8000 + 6000) * d"
+            " + linear(d, 6000, bias=False)\n"
+        ),
+    },
 }
 
 WRONG: dict[str, dict[str, str]] = {
