@@ -7,8 +7,9 @@ import torch
 from transformer_course.corpus import make_corpus
 from transformer_course.loss_curve import LiveLossCurve
 from transformer_course.model import Transformer
+from transformer_course.settings import preset
 from transformer_course.tokenization import train_tokenizer
-from transformer_course.training import LogEntry, preset
+from transformer_course.training import LogEntry
 from transformer_course.translate_widget import TranslateWidget, cross_attention
 
 
@@ -17,7 +18,8 @@ def model_and_tokenizer():
     corpus = make_corpus(n_train=300, n_valid=5, n_test=5, n_length=5, seed=4)
     tokenizer = train_tokenizer([t for p in corpus.train for t in p], vocab_size=300)
     torch.manual_seed(0)
-    config = preset("tiny", n_layers=2).model_config(tokenizer.vocab_size, max_len=64)
+    settings = preset("tiny", n_encoder_layers=2, n_decoder_layers=2, max_len=64)
+    config = settings.with_vocabulary(tokenizer.vocab_size).model
     return Transformer(config), tokenizer
 
 
