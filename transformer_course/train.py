@@ -24,7 +24,7 @@ import torch
 
 from transformer_course.devices import hardware_description
 from transformer_course.downloads import CORPORA, DownloadError, download_corpus
-from transformer_course.evaluation import evaluate
+from transformer_course.evaluation import evaluate, output_profile
 from transformer_course.parallel_data import ParallelFormatError, load_tsv, real_corpus
 from transformer_course.settings import MODEL_FIELDS, PRESETS, RUN_FIELDS, TrainSettings, preset
 from transformer_course.training import Trainer, prepare_data
@@ -148,9 +148,10 @@ def main(argv: list[str] | None = None) -> dict[str, object]:
         if not pairs:
             continue
         for method in methods:
-            scores, _ = evaluate(trainer.model, data.tokenizer, pairs, method)
-            results[f"{split}_{method}"] = asdict(scores)
-            print(f"{split:6s} {method:6s} {scores.summary()}")
+            scores, hypotheses = evaluate(trainer.model, data.tokenizer, pairs, method)
+            profile = output_profile(hypotheses, [pair[1] for pair in pairs])
+            results[f"{split}_{method}"] = asdict(scores) | {"profile": asdict(profile)}
+            print(f"{split:6s} {method:6s} {scores.summary()}\n{'':13s} {profile.summary()}")
     trainer.save(args.out, with_optimizer=args.save_optimizer, half=not args.save_optimizer)
     results["wall_seconds"] = round(time.perf_counter() - wall_start, 1)
     results["command"] = "python -m transformer_course.train " + " ".join(
