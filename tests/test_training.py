@@ -157,7 +157,7 @@ def test_train_command_writes_checkpoint_and_report(tmp_path, capsys):
     assert out.is_file() and results["steps"] == 3
     report = json.loads(out.with_suffix(".json").read_text(encoding="utf-8"))
     assert "version:" in report["test_greedy"]["bleu_signature"]
-    assert 0 <= report["length_greedy"]["profile"]["looping"] <= 1
+    assert 0 <= report["length_greedy"]["profile"]["looping"] <= 1 and report["train_cpu_seconds"] > 0
     assert report["parameters"] == load_translator(out).n_parameters
     assert report["settings"]["model"]["norm_first"] is True and report["data"] == {"source": "generated"}
     assert "BLEU" in capsys.readouterr().out

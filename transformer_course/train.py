@@ -130,6 +130,7 @@ def main(argv: list[str] | None = None) -> dict[str, object]:
     else:
         trainer = Trainer(settings, data.tokenizer, data.train, args.device)
     print(f"device: {hardware_description(trainer.device)}; parameters: {trainer.n_parameters:,}")
+    cpu_start = time.process_time()
     trainer.train(progress=not args.no_progress)
     results: dict[str, object] = {
         "preset": args.preset,
@@ -140,6 +141,8 @@ def main(argv: list[str] | None = None) -> dict[str, object]:
         "parameters": trainer.n_parameters,
         "steps": trainer.state.step,
         "train_seconds": round(trainer.state.elapsed_s, 1),
+        # CPU time of all threads: on a machine shared with other jobs, wall time overstates it.
+        "train_cpu_seconds": round(time.process_time() - cpu_start, 1),
         "final_loss": trainer.state.log[-1].loss if trainer.state.log else None,
     }
     methods = ("greedy", "beam") if args.beam else ("greedy",)
