@@ -41,12 +41,13 @@ from dataclasses import replace
 from pathlib import Path
 
 import torch
+import torch.nn.functional as F
 from torch import Tensor
 
 from transformer_course.batching import Batch, collate
 from transformer_course.devices import choose_device, hardware_description, synchronize
 from transformer_course.evaluation import evaluate
-from transformer_course.model import MultiHeadAttention, Transformer, TransformerConfig
+from transformer_course.model import Dropout, MultiHeadAttention, Transformer, TransformerConfig
 from transformer_course.schedule import PAPER_ADAM_BETAS, PAPER_ADAM_EPS, transformer_scheduler
 from transformer_course.settings import TrainSettings, preset
 from transformer_course.torch_reference import (
@@ -112,6 +113,18 @@ class _AlwaysMaskedDecoder(Transformer):
         return self.padding_mask(tgt_in)
 
 
+def _bernoulli_dropout(model: torch.nn.Module) -> torch.nn.Module:
+    """Before: every course dropout drew its mask with nn.Dropout's Bernoulli sampler."""
+
+    def forward(self: Dropout, x: Tensor) -> Tensor:
+        return F.dropout(x, self.p, self.training)
+
+    for module in model.modules():
+        if isinstance(module, Dropout):
+            module.forward = types.MethodType(forward, module)
+    return model
+
+
 def _torch_dropout(config: TransformerConfig) -> TransformerConfig:
     """Before: dropout on the attention weights and inside the FFN too, as torch.nn's layers do."""
     return replace(config, attention_dropout=config.dropout, ffn_dropout=config.dropout)
@@ -156,20 +169,30 @@ def _breakdown_trainers(
     def trainer(factory: Callable[[TransformerConfig], torch.nn.Module]) -> Trainer:
         return Trainer(settings, data.tokenizer, data.train, device, model_factory=factory)
 
-    def before(config: TransformerConfig) -> Transformer:
-        return _separate_projections(_AlwaysMaskedDecoder(_torch_dropout(config)))
+    def course(three_products=False, masked=False, torch_placement=False, bernoulli=False):
+        """The course model with the named changes undone."""
+
+        def factory(config: TransformerConfig) -> Transformer:
+            model = (_AlwaysMaskedDecoder if masked else Transformer)(
+                _torch_dropout(config) if torch_placement else config
+            )
+            model = _separate_projections(model) if three_products else model
+            return _bernoulli_dropout(model) if bernoulli else model
+
+        return factory
 
     trainers = {
-        "torch.nn layers, plain Adam": _plain_adam(trainer(TorchReferenceTransformer)),
-        "course model before": _plain_adam(trainer(before)),
-        "+ paper's dropout placement": _plain_adam(
-            trainer(lambda c: _separate_projections(_AlwaysMaskedDecoder(c)))
+        "torch.nn layers, plain Adam": _plain_adam(
+            trainer(lambda c: _bernoulli_dropout(TorchReferenceTransformer(c)))
         ),
-        "+ one product for Q, K, V": _plain_adam(trainer(_AlwaysMaskedDecoder)),
-        "+ causal fast path": _plain_adam(trainer(Transformer)),
-        "+ fused Adam (course model)": trainer(Transformer),
+        "course model before": _plain_adam(trainer(course(True, True, True, True))),
+        "+ paper's dropout placement": _plain_adam(trainer(course(True, True, False, True))),
+        "+ one product for Q, K, V": _plain_adam(trainer(course(False, True, False, True))),
+        "+ causal fast path": _plain_adam(trainer(course(False, False, False, True))),
+        "+ masks from torch.rand": _plain_adam(trainer(course())),
+        "+ fused Adam (course model)": trainer(course()),
         "torch.nn layers, fused Adam": trainer(TorchReferenceTransformer),
-        "course model, unbucketed": _unbucketed(trainer(Transformer), settings.seed),
+        "course model, unbucketed": _unbucketed(trainer(course()), settings.seed),
     }
     first = trainers["course model before"].model
     for other in trainers.values():

@@ -12,6 +12,7 @@ from torch import nn
 
 from transformer_course.model import (
     DecoderLayer,
+    Dropout,
     EncoderLayer,
     MultiHeadAttention,
     Transformer,
@@ -386,3 +387,16 @@ def test_attention_checks_shapes():
         attention(x, x, x, key_padding_mask=torch.zeros(2, 4, dtype=torch.bool))
     with pytest.raises(ValueError, match="not divisible"):
         MultiHeadAttention(10, 4)
+
+
+def test_dropout_is_inverted_dropout():
+    torch.manual_seed(7)
+    drop = Dropout(0.25).train()
+    x = torch.ones(400, 500)
+    y = drop(x)
+    kept = y != 0
+    assert abs(kept.float().mean().item() - 0.75) < 0.01, "each value is zeroed with probability p"
+    assert torch.allclose(y[kept], torch.full_like(y[kept], 1 / 0.75)), "kept values scale by 1/(1-p)"
+    assert drop.eval()(x) is x and Dropout(0.0).train()(x) is x
+    with pytest.raises(ValueError, match="probability"):
+        Dropout(1.0)

@@ -7,7 +7,8 @@ ablation switches so lessons can show what each piece is for.
 
 It is also built to be fast without hiding the formulas: self-attention computes Q, K and V in one
 matrix product (:meth:`MultiHeadAttention.project`), the decoder skips a padding mask that the
-causal mask makes redundant (:meth:`Transformer.decoder_padding_mask`), and attention runs on
+causal mask makes redundant (:meth:`Transformer.decoder_padding_mask`), dropout draws its masks
+the fast way (:class:`Dropout`), and attention runs on
 ``torch.nn.functional.scaled_dot_product_attention``, whose fused kernels (on a CPU as on a GPU)
 never materialize the attention weights. ``benchmarks/translator_throughput.py`` measures what each bought
 against ``torch.nn.Transformer``'s layers.
@@ -134,6 +135,34 @@ def _attention_mask(
         allowed = torch.ones(n_queries, n_keys, dtype=torch.bool, device=device).tril()
         mask = allowed if mask is None else mask & allowed
     return mask
+
+
+class Dropout(nn.Module):
+    """Inverted dropout, what ``nn.Dropout`` computes: while training, zero each value with
+    probability ``p`` and scale the others by ``1 / (1 - p)``, so that the expected value stays
+    the same and evaluation needs no rescaling.
+
+    Written out because on a CPU drawing the random mask is most of its cost, and ``torch.rand``
+    draws it faster than the Bernoulli sampler behind ``nn.Dropout`` (the benchmark's breakdown
+    measures what that bought). On a GPU ``nn.Dropout``'s fused kernel is used.
+    """
+
+    def __init__(self, p: float = 0.0) -> None:
+        super().__init__()
+        if not 0.0 <= p < 1.0:
+            raise ValueError(f"dropout probability must be in [0, 1), got {p!r}")
+        self.p = p
+
+    def forward(self, x: Tensor) -> Tensor:
+        if not self.training or self.p == 0.0:
+            return x
+        if x.device.type != "cpu":
+            return F.dropout(x, self.p, training=True)
+        keep = torch.rand_like(x).ge_(self.p).div_(1.0 - self.p)  # 0 or 1 / (1 - p)
+        return x * keep
+
+    def extra_repr(self) -> str:
+        return f"p={self.p}"
 
 
 def _stacked_linear(x: Tensor, layers: tuple[nn.Linear, ...]) -> tuple[Tensor, ...]:
@@ -263,7 +292,7 @@ class FeedForward(nn.Module):
         super().__init__()
         self.linear1 = nn.Linear(d_model, d_ff)
         self.linear2 = nn.Linear(d_ff, d_model)
-        self.dropout = nn.Dropout(dropout)
+        self.dropout = Dropout(dropout)
 
     def forward(self, x: Tensor) -> Tensor:
         return self.linear2(self.dropout(torch.relu(self.linear1(x))))
@@ -281,8 +310,8 @@ class EncoderLayer(nn.Module):
         self.ff = FeedForward(config.d_model, config.d_ff, config.ffn_dropout)
         self.norm1 = nn.LayerNorm(config.d_model)
         self.norm2 = nn.LayerNorm(config.d_model)
-        self.dropout1 = nn.Dropout(config.dropout)
-        self.dropout2 = nn.Dropout(config.dropout)
+        self.dropout1 = Dropout(config.dropout)
+        self.dropout2 = Dropout(config.dropout)
 
     def forward(self, x: Tensor, key_padding_mask: Tensor | None = None) -> Tensor:
         if self.norm_first:
@@ -306,9 +335,9 @@ class DecoderLayer(nn.Module):
         self.norm1 = nn.LayerNorm(config.d_model)
         self.norm2 = nn.LayerNorm(config.d_model)
         self.norm3 = nn.LayerNorm(config.d_model)
-        self.dropout1 = nn.Dropout(config.dropout)
-        self.dropout2 = nn.Dropout(config.dropout)
-        self.dropout3 = nn.Dropout(config.dropout)
+        self.dropout1 = Dropout(config.dropout)
+        self.dropout2 = Dropout(config.dropout)
+        self.dropout3 = Dropout(config.dropout)
 
     def forward(
         self,
@@ -349,7 +378,7 @@ class Embedding(nn.Module):
         else:
             table = sinusoidal_table(config.max_len, config.d_model)
             self.register_buffer("positions", table, persistent=False)
-        self.dropout = nn.Dropout(config.dropout)
+        self.dropout = Dropout(config.dropout)
 
     def forward(self, tokens: Tensor) -> Tensor:
         x = self.tokens(tokens) * math.sqrt(self.d_model)
