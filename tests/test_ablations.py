@@ -20,7 +20,7 @@ def test_every_variant_changes_exactly_one_thing():
 def test_a_short_run_writes_its_result(tmp_path, monkeypatch):
     monkeypatch.setattr(ablations, "shared_data", _tiny_data)
     ablations.main(["--variants", "learned_positions", "--seeds", "4", "--steps", "2",
-                    "--eval-sentences", "3", "--out", str(tmp_path)])  # fmt: skip
+                    "--eval-sentences", "1", "--out", str(tmp_path)])  # fmt: skip
     result = json.loads((tmp_path / "learned_positions_seed4.json").read_text())
     assert (result["variant"], result["seed"], result["steps"], result["n_eval"]) == (
         "learned_positions",

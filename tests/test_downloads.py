@@ -125,6 +125,6 @@ def test_train_command_downloads_then_trains(server, tmp_path, capsys):
     out = tmp_path / "real.pt"
     results = main(["--preset", "tiny", "--download", "tatoeba-spa-eng", "--url", f"{base}/spa-eng.zip",
                     "--cache", str(tmp_path / "cache"), "--out", str(out), "--max-steps", "2",
-                    "--no-progress", "--eval-sentences", "3"])  # fmt: skip
+                    "--no-progress", "--eval-sentences", "1"])  # fmt: skip
     assert results["data"]["source"] == "tatoeba-spa-eng" and "CC BY 2.0 FR" in results["data"]["licence"]
     assert sum(results["data"]["pairs"].values()) == 300 and out.is_file()
