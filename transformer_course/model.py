@@ -213,12 +213,12 @@ class MultiHeadAttention(nn.Module):
         """
         projections = (self.q_proj, self.k_proj, self.v_proj)
         if query is key and key is value:
-            fused = _stacked_linear(query, projections)
+            projected = _stacked_linear(query, projections)
         elif key is value:
-            fused = (self.q_proj(query), *_stacked_linear(key, projections[1:]))
+            projected = (self.q_proj(query), *_stacked_linear(key, projections[1:]))
         else:
-            fused = tuple(p(x) for p, x in zip(projections, (query, key, value), strict=True))
-        return tuple(self._split_heads(x) for x in fused)
+            projected = tuple(p(x) for p, x in zip(projections, (query, key, value), strict=True))
+        return tuple(self._split_heads(x) for x in projected)
 
     def _check(self, query: Tensor, key: Tensor, value: Tensor, key_padding_mask: Tensor | None):
         for name, t in (("query", query), ("key", key), ("value", value)):
