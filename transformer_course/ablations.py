@@ -40,7 +40,6 @@ VARIANTS: dict[str, dict[str, Any]] = {
     "learned_positions": {"learned_positions": True},
     "no_scaling": {"scale_attention": False},
     "pre_norm": {"norm_first": True},
-    "torch_dropout": {"attention_dropout": 0.1, "ffn_dropout": 0.1},
 }
 CORPUS_SEED = 0
 SHIPPED = Path(__file__).resolve().parent / "checkpoints" / "ablations"
