@@ -56,4 +56,5 @@ def hardware_description(device: torch.device) -> str:
         return "Apple GPU (MPS)"
     cores = os.cpu_count() or 0
     threads = torch.get_num_threads()
-    return f"CPU {platform.processor() or platform.machine()}, {cores} cores, {threads} threads"
+    plural = "s" if threads != 1 else ""
+    return f"CPU {platform.processor() or platform.machine()}, {cores} cores, {threads} thread{plural}"
