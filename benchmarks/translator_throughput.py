@@ -39,6 +39,7 @@ import types
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import torch
 import torch.nn.functional as F
@@ -63,11 +64,17 @@ Clock = Callable[[], float]
 
 def interleaved_training(
     trainers: dict[str, Trainer], budget_s: float, chunk: int, clock: Clock
-) -> dict[str, dict[str, float]]:
-    """Train all trainers ``chunk`` steps in turn until each has used ``budget_s`` seconds."""
+) -> dict[str, dict[str, Any]]:
+    """Train all trainers ``chunk`` steps in turn until each has used ``budget_s`` seconds.
+
+    When the first trainer runs out of time, the others have trained the same number of steps
+    (they took turns), so their weights at that moment are kept under ``"equal_steps_weights"``:
+    a comparison at an equal number of steps, besides the one at an equal time.
+    """
     used = dict.fromkeys(trainers, 0.0)
     tokens = dict.fromkeys(trainers, 0)
     steps = dict.fromkeys(trainers, 0)
+    snapshots: dict[str, dict[str, Any]] = {}
     while any(used[name] < budget_s for name in trainers):
         for name, trainer in trainers.items():
             if used[name] >= budget_s:
@@ -81,8 +88,17 @@ def interleaved_training(
                 trainer.state.step += 1
                 tokens[name] += batch.n_tokens
                 steps[name] += 1
+        if not snapshots and any(used[name] >= budget_s for name in trainers):
+            for name, trainer in trainers.items():
+                weights = {k: v.detach().clone() for k, v in trainer.model.state_dict().items()}
+                snapshots[name] = {"steps": steps[name], "weights": weights}
     return {
-        name: {"seconds": used[name], "steps": steps[name], "tokens_per_s": tokens[name] / used[name]}
+        name: {
+            "seconds": used[name],
+            "steps": steps[name],
+            "tokens_per_s": tokens[name] / used[name],
+            "equal_steps_weights": snapshots[name],
+        }  # fmt: skip
         for name in trainers
     }
 
@@ -216,6 +232,8 @@ def breakdown(settings: TrainSettings, data: PreparedData, device: torch.device,
         print(f"torch.compile: {args.compile_warmup} warm-up steps took {warm:.0f} s of wall time")
         trainers["+ torch.compile (after warm-up)"] = compiled
     timing = interleaved_training(trainers, args.budget, args.chunk, clock)
+    for row in timing.values():
+        del row["equal_steps_weights"]  # speed only here
     old_reference = timing["torch.nn layers, plain Adam"]["tokens_per_s"]
     reference = timing["torch.nn layers, fused Adam"]["tokens_per_s"]
     print("| model | steps | tokens/s | vs torch.nn, plain Adam | vs torch.nn, fused Adam |")
@@ -245,21 +263,28 @@ def race(settings: TrainSettings, data: PreparedData, device: torch.device, args
     test = data.corpus.test[: args.eval_sentences]
     rows = {}
     for name, trainer in trainers.items():
+        snapshot = timing[name].pop("equal_steps_weights")
         scores, _ = evaluate(trainer.model, data.tokenizer, test)
+        trainer.model.load_state_dict(snapshot["weights"])
+        same_steps, _ = evaluate(trainer.model, data.tokenizer, test)
         rows[name] = {**timing[name], "parameters": trainer.n_parameters, "bleu": scores.bleu,
-                      "chrf": scores.chrf, "bleu_signature": scores.bleu_signature}  # fmt: skip
+                      "chrf": scores.chrf, "bleu_signature": scores.bleu_signature,
+                      "equal_steps": snapshot["steps"], "equal_steps_bleu": same_steps.bleu}  # fmt: skip
     reference = rows["torch.nn layers"]["tokens_per_s"]
     print(f"{'model':20s} {'params':>9s} {'steps':>6s} {'tokens/s':>9s} {'speed':>6s} "
-          f"{'BLEU':>6s} {'chrF':>6s}")  # fmt: skip
+          f"{'BLEU':>6s} {'chrF':>6s} {'BLEU at equal steps':>20s}")  # fmt: skip
     for name, row in rows.items():
         print(
             f"{name:20s} {row['parameters']:>9,} {row['steps']:>6d} {row['tokens_per_s']:>9.0f} "
-            f"{row['tokens_per_s'] / reference:>5.2f}x {row['bleu']:>6.1f} {row['chrf']:>6.1f}"
+            f"{row['tokens_per_s'] / reference:>5.2f}x {row['bleu']:>6.1f} {row['chrf']:>6.1f} "
+            f"{row['equal_steps_bleu']:>9.1f} ({row['equal_steps']} steps)"
         )
-    ratio = rows["course Transformer"]["tokens_per_s"] / reference
-    gap = rows["course Transformer"]["bleu"] - rows["torch.nn layers"]["bleu"]
-    print(f"course/torch.nn tokens/s: {ratio:.2f}x; BLEU difference {gap:+.1f} after the same training time")
-    print(f"BLEU signature: {rows['course Transformer']['bleu_signature']}")
+    course, torch_nn = rows["course Transformer"], rows["torch.nn layers"]
+    ratio = course["tokens_per_s"] / reference
+    print(f"course/torch.nn tokens/s: {ratio:.2f}x; BLEU difference {course['bleu'] - torch_nn['bleu']:+.1f} "
+          f"after the same training time, {course['equal_steps_bleu'] - torch_nn['equal_steps_bleu']:+.1f} "
+          "after the same number of steps")  # fmt: skip
+    print(f"BLEU signature: {course['bleu_signature']}")
     return {"init": args.init, "ratio": ratio, "models": rows}
 
 

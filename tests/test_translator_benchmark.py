@@ -50,3 +50,6 @@ def test_interleaved_training_gives_each_model_its_budget():
         assert timing[name]["seconds"] >= 0.05 and timing[name]["steps"] == trainer.state.step >= 2
         assert timing[name]["steps"] % 2 == 0, "models take turns of --chunk steps"
         assert timing[name]["tokens_per_s"] > 0
+    snapshots = [timing[name]["equal_steps_weights"] for name in trainers]
+    assert snapshots[0]["steps"] == snapshots[1]["steps"], "kept when the first ran out: equal steps"
+    assert min(timing[name]["steps"] for name in trainers) == snapshots[0]["steps"]
