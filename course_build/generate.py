@@ -4,7 +4,13 @@ source (lessons/NN.md)
   -> autograder/source/NN/NN.ipynb   nbgrader source: solutions + hidden tests, no outputs
   -> solutions/NN.ipynb              the source executed, outputs and widget state kept
   -> notebooks/NN.ipynb              nbgrader's release (stubs, visible tests) carrying the
-                                     solution run's outputs of every ungraded cell
+                                     solution run's outputs of the cells that do not depend on
+                                     an exercise, minus the authors' provenance note
+
+Regenerating is deterministic: the same source gives byte-identical files (stable cell and
+widget ids, PNGs without metadata, and cells tagged ``measured``, such as timings, keeping their
+committed measurement while they are unchanged), and a change to one cell changes only the lines
+of that cell.
 """
 
 import copy
@@ -16,6 +22,7 @@ import nbformat
 from nbformat import NotebookNode
 
 from course_build.execute import execute_notebook
+from course_build.exercise_cells import cells_using_answers
 from course_build.nbgrader_runner import make_course_dir, run_nbgrader
 from course_build.paths import (
     REPO_ROOT,
@@ -23,7 +30,20 @@ from course_build.paths import (
     solution_notebook,
     student_notebook,
 )
-from course_build.source import build_source_notebook
+from course_build.saved_widgets import (
+    WIDGET_STATE,
+    WIDGET_VIEW,
+    prepare_saved_widgets,
+    reachable_models,
+    widget_state,
+)
+from course_build.source import PROVENANCE_CELL_ID, build_source_notebook
+
+# A cell whose output is a measurement (a timing) carries this tag in its lesson source. Its
+# output differs on every run, so regeneration keeps the committed measurement while the lesson's
+# measured cells are unchanged (their ids are hashes of their content): the same source then
+# gives the same bytes. Editing a measured cell, or deleting the notebook, measures again.
+MEASURED = "measured"
 
 
 def write_notebook(notebook: NotebookNode, path: Path) -> None:
@@ -45,20 +65,65 @@ def is_graded_cell(cell: NotebookNode) -> bool:
     return bool(nbgrader.get("solution") or nbgrader.get("grade"))
 
 
-def student_with_outputs(release: NotebookNode, executed: NotebookNode) -> NotebookNode:
-    """The release notebook carrying the executed solution's outputs for its ungraded cells."""
+def _measured_ids(notebook: NotebookNode) -> list[str]:
+    return [
+        cell.id
+        for cell in notebook.cells
+        if cell.cell_type == "code" and MEASURED in cell.metadata.get("tags", [])
+    ]
+
+
+def with_previous_measurements(executed: NotebookNode, previous: NotebookNode | None) -> NotebookNode:
+    """``executed`` with the outputs of its ``measured`` cells (and the widget models they show)
+    taken from ``previous``, the committed run, when that run has every one of those cells.
+
+    Several measured cells of a lesson usually show the same measurement (a plot and a table), so
+    they are kept or refreshed together.
+    """
+    measured = _measured_ids(executed)
+    old_cells = {cell.id: cell for cell in previous.cells} if previous is not None else {}
+    if not measured or not all(cell_id in old_cells for cell_id in measured):
+        return executed
+    notebook = copy.deepcopy(executed)
+    old_models = widget_state(previous)
+    new_models = notebook.metadata.setdefault("widgets", {}).setdefault(WIDGET_STATE, {"state": {}})["state"]
+    for cell in notebook.cells:
+        if cell.id in measured:
+            cell.outputs = copy.deepcopy(old_cells[cell.id].outputs)
+            shown = [
+                o["data"][WIDGET_VIEW]["model_id"] for o in cell.outputs if WIDGET_VIEW in o.get("data", {})
+            ]
+            for model_id in reachable_models(old_models, shown):
+                new_models[model_id] = copy.deepcopy(old_models[model_id])
+    return notebook
+
+
+def student_view(release: NotebookNode) -> NotebookNode:
+    """nbgrader's release as students get it: without the course authors' provenance note."""
     student = copy.deepcopy(release)
+    student.cells = [cell for cell in student.cells if cell.get("id") != PROVENANCE_CELL_ID]
+    return student
+
+
+def student_with_outputs(release: NotebookNode, executed: NotebookNode) -> NotebookNode:
+    """The student notebook: the release carrying the executed solution's outputs, except in
+    exercise and test cells and in the cells that use an exercise's answer (they would show the
+    solution's results beside a stub). Saved widgets get a static picture for untrusted views."""
+    student = student_view(release)
     executed_cells = {cell.id: cell for cell in executed.cells}
+    # Found on the executed source: the release no longer has the solution regions to follow.
+    withheld = {executed.cells[i].id for i in cells_using_answers(executed.cells)}
     for cell in student.cells:
         if cell.cell_type != "code":
             continue
         ran = executed_cells[cell.id]
-        if is_graded_cell(cell):
+        if is_graded_cell(cell) or cell.id in withheld:
             cell.outputs, cell.execution_count = [], None
         else:
-            cell.outputs, cell.execution_count = ran.outputs, ran.execution_count
+            cell.outputs, cell.execution_count = copy.deepcopy(ran.outputs), ran.execution_count
     if "widgets" in executed.metadata:
-        student.metadata["widgets"] = executed.metadata["widgets"]
+        student.metadata["widgets"] = copy.deepcopy(executed.metadata["widgets"])
+    prepare_saved_widgets(student, snapshots=True)
     return student
 
 
@@ -67,6 +132,8 @@ def regenerate(lesson: str) -> None:
     source = build_source_notebook(lesson)
     write_notebook(source, nbgrader_source_notebook(lesson))
     executed = execute_notebook(copy.deepcopy(source))
+    executed = with_previous_measurements(executed, _read(solution_notebook(lesson)))
+    prepare_saved_widgets(executed, snapshots=False)
     write_notebook(executed, solution_notebook(lesson))
     release = release_notebook(lesson, source)
     write_notebook(student_with_outputs(release, executed), student_notebook(lesson))
@@ -94,7 +161,7 @@ def stale_artifacts(lesson: str) -> list[str]:
     expected = {
         nbgrader_source_notebook(lesson): source,
         solution_notebook(lesson): source,
-        student_notebook(lesson): release_notebook(lesson, source),
+        student_notebook(lesson): student_view(release_notebook(lesson, source)),
     }
     for path, wanted in expected.items():
         shown = path.relative_to(REPO_ROOT)

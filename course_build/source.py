@@ -2,9 +2,12 @@
 
 Authors mark graded cells with a short tag (``solution``, ``tests``, ``manual``) plus ``grade_id``
 and ``points``; this module expands that into nbgrader's full cell metadata, gives every cell a
-stable id (so regenerating is deterministic) and puts the generated header cells in front.
+stable id (so regenerating is deterministic), tags the cells that raise while exercises are stubs
+(``course_build.exercise_cells``), writes citations as text (``course_build.citations``) and puts
+the generated header cells in front.
 """
 
+import hashlib
 import re
 from typing import Any
 
@@ -13,6 +16,8 @@ import nbformat
 import yaml
 from nbformat import NotebookNode
 
+from course_build.citations import roles_as_text
+from course_build.exercise_cells import RAISES_EXCEPTION, cells_that_may_raise
 from course_build.paths import BOOK_CONFIG, REPO_ROOT, lesson_source
 
 ROLE_TAGS = ("solution", "tests", "manual")
@@ -85,34 +90,81 @@ def _nbgrader_metadata(cell: NotebookNode, lesson: str) -> dict[str, Any] | None
     return metadata
 
 
+PROVENANCE_CELL_ID = "provenance"
+HOW_EXERCISES_WORK = """
+> **How the exercises work**
+>
+> - Run the notebook from the top (in JupyterLab: **Run ▸ Run All Cells**). The explanations,
+>   examples, widgets and the quiz at the end all run. An exercise you have not done yet shows
+>   a short *Exercise still to do* message; JupyterLab carries on past it, Colab stops there
+>   (continue with **Runtime ▸ Run after** from the next cell).
+> - Write your code where a cell says `raise NotImplementedError()`: replace that line (and the
+>   `# YOUR CODE HERE` above it) with your answer, then run the cell. Written answers go in the
+>   cells that say *YOUR ANSWER HERE* (double-click one to edit it).
+> - The cell after an exercise is its test: run it to check your work. Its message says what to
+>   fix. Test cells are locked: in JupyterLab you cannot edit or delete them, and typing into one
+>   does nothing.
+> - Passing the tests you see is a good sign, not yet the grade: your instructor grades the
+>   notebook with more tests, hidden from you, that check the same things on other inputs.
+""".strip()
+
+
 def _header_cells(lesson: str, repo_url: str) -> list[NotebookNode]:
-    """The cells every generated notebook starts with: provenance, Colab badge, package install."""
+    """The cells every generated notebook starts with.
+
+    A provenance note for course authors (left out of the student notebook), the Colab badge
+    with the "How the exercises work" box for students, and the set-up cell: it installs the
+    helper package where it is missing (Colab) and switches on short error messages. The book
+    shows none of them (``remove-cell``): it has its own "How to use" page.
+    """
     source_path = lesson_source(lesson).relative_to(REPO_ROOT).as_posix()
     colab_path = repo_url.replace("https://github.com/", "https://colab.research.google.com/github/")
-    notice = (
-        f"<!-- Generated from {source_path} by `{REGENERATE_COMMAND}`; "
-        "edit the source, not this file. -->\n"
+    provenance = (
+        f"*Course authors: this notebook is generated from `{source_path}` by `{REGENERATE_COMMAND}`; "
+        "edit the source, not this file.*"
+    )
+    welcome = (
         f'<a href="{colab_path}/blob/main/notebooks/{lesson}.ipynb" target="_blank">'
         '<img src="https://colab.research.google.com/assets/colab-badge.svg" alt="Open In Colab"/></a>'
-        f"\n\n*This notebook is generated from `{source_path}`; regenerate it with "
-        f"`{REGENERATE_COMMAND}`.*"
+        f"\n\n{HOW_EXERCISES_WORK}"
     )
-    install = (
-        "# Installs the course's helper package where it is missing (Colab); a no-op elsewhere.\n"
+    setup = (
+        "# Sets the notebook up: installs the course's helper package where it is missing (Colab),\n"
+        "# and shows unwritten exercises and errors as short messages.\n"
         "import importlib.util\n\n"
         'if importlib.util.find_spec("transformer_course") is None:\n'
-        f'    %pip install --quiet "transformer_course @ git+{repo_url}"'
+        f'    %pip install --quiet "transformer_course @ git+{repo_url}"\n\n'
+        "from transformer_course.exercise_errors import explain_exercise_errors\n\n"
+        "explain_exercise_errors()"
     )
+    hidden_in_book = {"tags": ["remove-cell"]}
     return [
-        nbformat.v4.new_markdown_cell(notice, metadata={"tags": ["remove-cell"]}),
-        nbformat.v4.new_code_cell(install, metadata={"tags": ["remove-cell"]}),
+        nbformat.v4.new_markdown_cell(provenance, metadata=hidden_in_book, id=PROVENANCE_CELL_ID),
+        nbformat.v4.new_markdown_cell(welcome, metadata=hidden_in_book, id="how-exercises-work"),
+        nbformat.v4.new_code_cell(setup, metadata=hidden_in_book, id="setup"),
     ]
+
+
+def _cell_id(lesson: str, cell: NotebookNode, used: set[str]) -> str:
+    """A cell's id: its grade_id, or a hash of its content, so that editing or inserting one cell
+    changes no other cell's id (and regenerating gives a small diff)."""
+    grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
+    if grade_id:
+        return grade_id
+    digest = hashlib.sha256(f"{cell.cell_type}\0{cell.source}".encode()).hexdigest()
+    base = f"{lesson[:2]}-{digest[:10]}"
+    candidate, copy = base, 1
+    while candidate in used:
+        copy += 1
+        candidate = f"{base}-{copy}"
+    return candidate
 
 
 def build_source_notebook(lesson: str) -> NotebookNode:
     """The nbgrader source notebook of ``lesson``: solutions and hidden tests included."""
     authored = jupytext.read(lesson_source(lesson), fmt="md:myst")
-    cells = _header_cells(lesson, repository_url())
+    header = _header_cells(lesson, repository_url())
+    cells: list[NotebookNode] = []
     grade_ids: set[str] = set()
     for cell in authored.cells:
         nbgrader = _nbgrader_metadata(cell, lesson)
@@ -130,12 +182,17 @@ def build_source_notebook(lesson: str) -> NotebookNode:
         if cell.cell_type == "code":
             new = nbformat.v4.new_code_cell(cell.source, metadata=metadata)
         else:
-            new = nbformat.v4.new_markdown_cell(cell.source, metadata=metadata)
+            new = nbformat.v4.new_markdown_cell(roles_as_text(cell.source), metadata=metadata)
         cells.append(new)
-    for index, cell in enumerate(cells):
-        grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
-        cell["id"] = grade_id or f"{lesson[:2]}-cell-{index:03d}"
-    notebook = nbformat.v4.new_notebook(cells=cells)
+    for index in cells_that_may_raise(cells):
+        tags = cells[index].metadata.setdefault("tags", [])
+        if RAISES_EXCEPTION not in tags:
+            tags.append(RAISES_EXCEPTION)
+    used = {cell.id for cell in header}
+    for cell in cells:
+        cell["id"] = _cell_id(lesson, cell, used)
+        used.add(cell.id)
+    notebook = nbformat.v4.new_notebook(cells=header + cells)
     notebook.metadata = {
         "kernelspec": dict(KERNELSPEC),
         "language_info": {"name": "python"},

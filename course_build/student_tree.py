@@ -3,7 +3,7 @@
 It holds what students need to read, run and build the course (the book sources, the student
 notebooks, the helper package, the requirements, a README for students) and nothing that gives
 answers away: no lesson sources, no solution notebooks, no nbgrader course directory, no tests
-(they hold the realistic wrong answers) and, of ``course_build``, only the Sphinx extension
+(they hold the realistic wrong answers) and, of ``course_build``, only the Sphinx extensions
 the book build loads. ``check_no_answers`` proves it on the written tree.
 """
 
@@ -25,11 +25,15 @@ INCLUDED = (
     "transformer_course",
     "course_build/__init__.py",
     "course_build/site_assets.py",
+    "course_build/citations.py",
     "pyproject.toml",
     "requirements.txt",
+    "requirements-instructor.txt",
     "requirements-dev.txt",
     "package.json",
     "package-lock.json",
+    "scripts/install-student.sh",
+    "scripts/student_tools.sh",
     "scripts/install.sh",
     "scripts/book.sh",
 )
@@ -47,16 +51,18 @@ from a dot product up, one Jupyter notebook per lesson.
 - **JupyterLab**:
 
   ```bash
-  pip install torch==2.13.0   # the CPU build; skip if you already have torch
-  pip install -r requirements.txt && pip install -e .
+  bash scripts/install-student.sh   # .venv with the lessons' packages; nbgrader's Validate button only
+  source .venv/bin/activate
   jupyter lab notebooks/
   ```
 
-- **The book**: `bash scripts/book.sh`, then open `_build/html/index.html`.
+- **The book**: `bash scripts/book.sh` (it installs the book tools too), then open
+  `_build/html/index.html`.
 
 Each lesson has exercises: written ones (Recall, Extend) and code you complete where a cell says
-`raise NotImplementedError()`. The visible tests under each exercise tell you what to fix; your
-instructor grades the submitted notebook with more tests of the same properties.
+`raise NotImplementedError()`. The box at the top of each notebook says how they work; the visible
+tests under each exercise tell you what to fix, and your instructor grades the submitted notebook
+with more tests of the same properties.
 """
 
 

@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# Create .venv at the repository root (once) and install everything the course needs into it.
+# Course authors and CI: create .venv at the repository root (once) and install everything into it
+# (lessons, grading, book, tests; nbgrader with its instructor tools). Students use
+# install-student.sh.
 # Sourced by book.sh and test.sh; afterwards the virtual environment is active.
 set -euo pipefail
 repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"

@@ -46,6 +46,7 @@ COLAB_PACKAGES = (
     "numpy",
     "matplotlib",
     "ipywidgets>=7.7,<8",
+    "pyyaml",
     "ipykernel",
     "nbclient",
     "torch==2.13.0",

@@ -4,8 +4,10 @@ import nbformat
 import pytest
 
 from course_build import source as source_module
+from course_build.citations import CitationError, roles_as_text, text_as_roles
+from course_build.exercise_cells import answer_names
 from course_build.feedback import ShortenTestTracebacks
-from course_build.generate import student_with_outputs
+from course_build.generate import student_view, student_with_outputs
 from course_build.source import LessonSourceError, build_source_notebook
 
 HEADER = """---
@@ -71,20 +73,124 @@ def test_role_tags_become_nbgrader_metadata(lesson_dir):
         "solution": True,
         "task": False,
     }
-    assert answer.metadata["tags"] == ["hide-input"], "other tags pass through, role tags do not"
+    assert answer.metadata["tags"] == ["hide-input", "raises-exception"], (
+        "other tags pass through, role tags do not; exercise cells may raise (a stub)"
+    )
     assert test.metadata["nbgrader"]["grade"] and test.metadata["nbgrader"]["locked"]
     assert test.metadata["nbgrader"]["points"] == 2
     assert written.cell_type == "markdown" and written.metadata["nbgrader"]["solution"]
     assert "grade_id" not in answer.metadata and "points" not in test.metadata
 
 
-def test_every_notebook_starts_with_provenance_and_install_cells(lesson_dir):
+def test_every_notebook_starts_with_provenance_how_to_and_setup_cells(lesson_dir):
     notebook = build_source_notebook(write_lesson(lesson_dir, GOOD_BODY))
-    notice, install = notebook.cells[0], notebook.cells[1]
-    assert "99_test.md" in notice.source and "python -m course_build" in notice.source
-    assert "colab.research.google.com/github/" in notice.source
-    assert "%pip install" in install.source and "git+https://github.com/" in install.source
+    provenance, welcome, setup = notebook.cells[:3]
+    assert "99_test.md" in provenance.source and "python -m course_build" in provenance.source
+    assert "colab.research.google.com/github/" in welcome.source
+    assert "How the exercises work" in welcome.source and "raise NotImplementedError()" in welcome.source
+    assert "course_build" not in welcome.source and "regenerate" not in welcome.source, "no author notes"
+    assert "%pip install" in setup.source and "git+https://github.com/" in setup.source
+    assert "explain_exercise_errors()" in setup.source
+    assert all("remove-cell" in cell.metadata["tags"] for cell in (provenance, welcome, setup))
     assert notebook.metadata["course_build"]["lesson"] == "99_test"
+
+
+def test_the_student_notebook_leaves_out_the_authors_provenance_note(lesson_dir):
+    source = build_source_notebook(write_lesson(lesson_dir, GOOD_BODY))
+    student = student_view(source)
+    assert [c.id for c in student.cells] == [c.id for c in source.cells[1:]]
+    assert not any("python -m course_build" in cell.source for cell in student.cells)
+    assert student.metadata["course_build"]["source"] == "99_test.md", "provenance stays in metadata"
+
+
+DEMO_BODY = """
+```{code-cell} ipython3
+import numpy as np
+
+shown = np.arange(3)
+```
+
+```{code-cell} ipython3
+:tags: [solution]
+:grade_id: scale
+
+import numpy as np  # outside the region: still defined in the student notebook
+
+def scale(x):
+    ### BEGIN SOLUTION
+    return 2 * x
+    ### END SOLUTION
+```
+
+```{code-cell} ipython3
+:tags: [tests]
+:grade_id: scale_test
+:points: 1
+
+assert scale(1) == 2
+```
+
+```{code-cell} ipython3
+doubled = scale(shown)
+```
+
+```{code-cell} ipython3
+print(doubled.sum())
+```
+
+```{code-cell} ipython3
+print(np.ones(2), shown)
+```
+
+Written as in {cite}`vaswani2017attention`.
+"""
+
+
+def test_cells_that_raise_while_exercises_are_stubs_are_tagged(lesson_dir):
+    """Exercise, test, and the ordinary cells that use an answer (directly or through another
+    cell) carry raises-exception, so Run All goes past them; cells using only other names do not."""
+    notebook = build_source_notebook(write_lesson(lesson_dir, DEMO_BODY))
+    tagged = [
+        c.source.splitlines()[0] for c in notebook.cells if "raises-exception" in c.metadata.get("tags", [])
+    ]
+    assert tagged == [
+        "import numpy as np  # outside the region: still defined in the student notebook",
+        "assert scale(1) == 2",
+        "doubled = scale(shown)",
+        "print(doubled.sum())",
+    ]
+
+
+def test_answer_names_are_what_the_solution_region_defines():
+    source = "import numpy as np\n\nx = 1\n### BEGIN SOLUTION\ny = 2\nz, w = 3, 4\n### END SOLUTION"
+    assert answer_names(source) == {"y", "z", "w"}
+    function = "def f(a):\n    ### BEGIN SOLUTION\n    return a\n    ### END SOLUTION\n\ng = 1"
+    assert answer_names(function) == {"f"}
+
+
+def test_citations_become_readable_text_in_notebooks(lesson_dir):
+    notebook = build_source_notebook(write_lesson(lesson_dir, DEMO_BODY))
+    text = notebook.cells[-1].source
+    assert "{cite}" not in text
+    assert "<cite data-cite=vaswani2017attention>(Vaswani et al., 2017)</cite>" in text
+    assert text_as_roles(text) == "Written as in {cite:p}`vaswani2017attention`."
+
+
+def test_an_unknown_citation_is_refused_by_name():
+    with pytest.raises(CitationError, match="nosuch2020` is not in book/references.bib"):
+        roles_as_text("see {cite}`nosuch2020`")
+
+
+def test_cell_ids_change_only_for_the_cells_that_changed(lesson_dir):
+    before = build_source_notebook(write_lesson(lesson_dir, DEMO_BODY))
+    edited = DEMO_BODY.replace("print(doubled.sum())", "print(doubled.max())").replace(
+        "```{code-cell} ipython3\nprint(np.ones(2), shown)",
+        "New prose.\n\n```{code-cell} ipython3\nprint(np.ones(2), shown)",
+    )
+    after = build_source_notebook(write_lesson(lesson_dir, edited))
+    old_ids, new_ids = [c.id for c in before.cells], [c.id for c in after.cells]
+    assert len(new_ids) == len(old_ids) + 1 and len(set(new_ids)) == len(new_ids)
+    assert len(set(new_ids) - set(old_ids)) == 2, "the edited cell and the inserted one get new ids, no other"
 
 
 def test_regenerating_is_deterministic(lesson_dir):

@@ -1,4 +1,4 @@
-"""nbgrader grades lesson 7's realistic submissions the way a teacher would.
+"""nbgrader grades the realistic submissions of lesson 7 (the encoder-layer project) the way a teacher would.
 
 Every correct variant earns full marks; every typical mistake loses exactly the points of the test
 cells that check the property it breaks, keeps the rest, and its feedback says what went wrong.

@@ -1,4 +1,4 @@
-"""nbgrader grades lessons 2–6's realistic submissions the way a teacher would.
+"""nbgrader grades lessons 2–6's and 10's realistic submissions the way a teacher would.
 
 ``tests/lesson_submissions/lessonNN.py`` lists correct variants (loops, einsum, float32, …) and
 the mistakes students really make, each with the test cells that must catch it (``CAUGHT_BY``) and
@@ -8,14 +8,16 @@ rest. All submissions of a lesson go through one real nbgrader run.
 """
 
 import pytest
-from lesson_submissions import lesson02, lesson03, lesson04, lesson05, lesson06
+from lesson_submissions import lesson02, lesson03, lesson04, lesson05, lesson06, lesson10
 
 from course_build.grading import GradeReport, autograde
 from course_build.submissions import make_submission, solution_answers
 
 pytestmark = pytest.mark.slow
 
-SUBMISSIONS = {module.LESSON: module for module in (lesson02, lesson03, lesson04, lesson05, lesson06)}
+SUBMISSIONS = {
+    module.LESSON: module for module in (lesson02, lesson03, lesson04, lesson05, lesson06, lesson10)
+}
 CORRECT = [(lesson, name) for lesson, module in SUBMISSIONS.items() for name in sorted(module.CORRECT)]
 WRONG = [(lesson, name) for lesson, module in SUBMISSIONS.items() for name in sorted(module.WRONG)]
 FEEDBACK = [(lesson, name) for lesson, module in SUBMISSIONS.items() for name in sorted(module.FEEDBACK)]

@@ -23,7 +23,12 @@ def test_tree_has_book_notebooks_package_and_requirements(tree):
         "requirements.txt",
         "README.md",
         "transformer_course/__init__.py",
+        "transformer_course/quizzes/03_attention.yaml",
         "course_build/site_assets.py",
+        "course_build/citations.py",
+        "scripts/install-student.sh",
+        "scripts/student_tools.sh",
+        "requirements-instructor.txt",
     ):
         assert (tree / relative).is_file(), relative
     copied = sorted(p.name for p in (tree / "notebooks").glob("*.ipynb"))

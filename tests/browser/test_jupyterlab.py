@@ -24,13 +24,16 @@ import nbformat
 import pytest
 from conftest import Watch, offline_context, screenshot_path
 
-from course_build.paths import lesson_names, student_notebook
+from course_build.paths import REPO_ROOT, lesson_names, student_notebook
 from course_build.submissions import make_submission, solution_answers
+from transformer_course.widgets.quiz import answer_positions, load_questions
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
+STUDENT_TOOLS = REPO_ROOT / "scripts" / "student_tools.sh"
 START_TIMEOUT_S = 90
-RUN_TIMEOUT_MS = 300_000
+# Lesson 9 alone runs about 4.5 min on a busy 2-core machine (its beam-search cell most of it).
+RUN_TIMEOUT_MS = 600_000
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 # User settings of the test's JupyterLab: no news or update checks (they need the internet), and
 # every cell kept in the page (JupyterLab's default skips rendering cells scrolled out of view).
@@ -72,13 +75,17 @@ def wait_until_up(lab: Lab, process: subprocess.Popen, log: Path) -> None:
     pytest.fail(f"JupyterLab did not answer within {START_TIMEOUT_S} s:\n{log.read_text()[-3000:]}")
 
 
-@pytest.fixture(scope="module")
-def lab(tmp_path_factory, chromium) -> Iterator[Lab]:
-    """A JupyterLab server with its own settings, serving an empty scratch folder."""
-    base = tmp_path_factory.mktemp("jupyterlab")
+@contextmanager
+def running_lab(base: Path, theme: str = "JupyterLab Light", student: bool = False) -> Iterator[Lab]:
+    """A JupyterLab server with its own settings, serving an empty scratch folder.
+
+    ``student``: nbgrader's instructor tools switched off as ``scripts/install-student.sh`` does
+    (the same shell function, written to this server's own config folder).
+    """
     root = base / "work"
     root.mkdir()
-    for plugin, values in LAB_SETTINGS.items():
+    settings = LAB_SETTINGS | {"@jupyterlab/apputils-extension/themes": {"theme": theme}}
+    for plugin, values in settings.items():
         path = base / "settings" / f"{plugin}.jupyterlab-settings"
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(values), encoding="utf-8")
@@ -91,6 +98,13 @@ def lab(tmp_path_factory, chromium) -> Iterator[Lab]:
         "JUPYTERLAB_WORKSPACES_DIR": str(base / "workspaces"),
         "PATH": f"{Path(sys.executable).parent}:{os.environ.get('PATH', '')}",
     }
+    if student:
+        subprocess.run(
+            ["bash", "-c", f"source {STUDENT_TOOLS} && disable_instructor_tools user"],
+            env=env,
+            check=True,
+            capture_output=True,
+        )
     log = base / "jupyterlab.log"
     with log.open("w") as log_file:
         process = subprocess.Popen(
@@ -127,12 +141,36 @@ def lab(tmp_path_factory, chromium) -> Iterator[Lab]:
             process.wait()
 
 
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory, chromium) -> Iterator[Lab]:
+    """JupyterLab as the full (instructor) install has it."""
+    with running_lab(tmp_path_factory.mktemp("jupyterlab")) as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def student_lab(tmp_path_factory, chromium) -> Iterator[Lab]:
+    """JupyterLab as a student's install has it: nbgrader's instructor tools switched off."""
+    with running_lab(tmp_path_factory.mktemp("jupyterlab-student"), student=True) as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def dark_lab(tmp_path_factory, chromium) -> Iterator[Lab]:
+    """A student's JupyterLab in its dark theme."""
+    with running_lab(
+        tmp_path_factory.mktemp("jupyterlab-dark"), theme="JupyterLab Dark", student=True
+    ) as server:
+        yield server
+
+
 @contextmanager
 def notebook_run(chromium, lab: Lab, notebook: nbformat.NotebookNode, name: str, watch: Watch):
     """Open ``notebook`` (saved as ``name`` in the lab's folder), run all cells, yield the page.
 
-    As in JupyterLab, running all cells stops at the first cell that raises. On exit the kernel
-    is shut down and the browser context closed.
+    Running all cells must reach the last code cell (cells tagged ``raises-exception`` let it go
+    past their errors); otherwise this fails. On exit the kernel is shut down and the browser
+    context closed.
     """
     nbformat.write(notebook, lab.root / name)
     context = offline_context(
@@ -157,13 +195,15 @@ def notebook_run(chromium, lab: Lab, notebook: nbformat.NotebookNode, name: str,
               const panel = window.jupyterapp.shell.currentWidget;
               const deadline = Date.now() + timeoutMs;
               await window.jupyterapp.commands.execute('notebook:run-all-cells');
-              // run-all may resolve before the kernel has finished: wait for every prompt to
-              // lose its '*' and the kernel to be idle.
-              const busy = () => panel.sessionContext.session.kernel.status !== 'idle'
-                || panel.content.widgets.some((cell) => cell.promptNode
-                     && cell.promptNode.textContent.includes('*'));
+              // run-all may resolve before the kernel has finished: wait for the last code cell
+              // to have run, every prompt to lose its '*' and the kernel to be idle. (After a
+              // cell fails, JupyterLab clears the '*' of cells still queued in the kernel.)
+              const code = panel.content.widgets.filter((cell) => cell.model.type === 'code');
+              const busy = () => code[code.length - 1].model.executionCount === null
+                || panel.sessionContext.session.kernel.status !== 'idle'
+                || code.some((cell) => cell.promptNode && cell.promptNode.textContent.includes('*'));
               while (busy()) {
-                if (Date.now() > deadline) { throw new Error('cells still running'); }
+                if (Date.now() > deadline) { throw new Error('cells still running or never run'); }
                 await new Promise((resolve) => setTimeout(resolve, 200));
               }
             }""",
@@ -208,6 +248,38 @@ def test_moving_the_sequence_explorers_slider_updates_its_table(chromium, lab):
     assert after != before, "moving the slider did not change the table"
     assert "n = 35" in after, f"three steps right of n = 32 should show n = 35: {after}"
     assert "n = 35 " in plot_alt, f"the plot should mark n = 35: {plot_alt}"
+    assert watch.blocked == [], "JupyterLab or the notebook asked for the network"
+    assert watch.console_errors == [], "JupyterLab's console shows errors"
+
+
+def test_picking_a_part_of_the_architecture_explorer_updates_it_in_both_themes(chromium, lab):
+    """Lesson 8's diagram: choosing a part redraws the highlight and the panel, in light and dark."""
+    lesson = "08_encoder_decoder"
+    watch = Watch()
+    student = nbformat.read(student_notebook(lesson), as_version=4)
+    with notebook_run(chromium, lab, student, f"{lesson}.ipynb", watch) as page:
+        explorer = page.locator(".jp-OutputArea-output", has=page.locator(".widget-dropdown")).first
+        explorer.scroll_into_view_if_needed()
+        details = explorer.locator(".widget-html-content").nth(1)
+        assert "DecoderLayer.forward" in details.text_content()
+        picture = explorer.locator(".widget-html-content img").first
+        before = picture.get_attribute("src")
+        assert picture.evaluate("(img) => img.naturalWidth") > 0, "the diagram did not load"
+        explorer.locator("select").select_option(label="Position-wise feed-forward network")
+        page.wait_for_function(
+            "(output) => output.textContent.includes('FeedForward.forward')",
+            arg=explorer.element_handle(),
+            timeout=30_000,
+        )
+        assert picture.get_attribute("src") != before, "the highlight did not move"
+        page.screenshot(path=screenshot_path(f"jupyterlab-{lesson}-explorer-light"))
+        page.evaluate(
+            "() => window.jupyterapp.commands.execute('apputils:change-theme', {theme: 'JupyterLab Dark'})"
+        )
+        page.wait_for_function("() => document.body.dataset.jpThemeLight === 'false'", timeout=30_000)
+        explorer.scroll_into_view_if_needed()
+        assert picture.evaluate("(img) => img.naturalWidth") > 0
+        page.screenshot(path=screenshot_path(f"jupyterlab-{lesson}-explorer-dark"))
     assert watch.blocked == [], "JupyterLab or the notebook asked for the network"
     assert watch.console_errors == [], "JupyterLab's console shows errors"
 
@@ -271,3 +343,164 @@ def test_every_widget_of_a_solved_lesson_renders_in_jupyterlab(chromium, lab, le
     assert all(o["rendered"] and not o["error"] for o in outputs), f"{lesson}: widgets failed: {outputs}"
     assert watch.blocked == [], f"{lesson}: JupyterLab or the notebook asked for the network"
     assert watch.console_errors == [], f"{lesson}: JupyterLab's console shows errors"
+
+
+# Every code cell of the open notebook once run-all has finished: its tags, whether it ran, its
+# errors (ANSI colours stripped) and its source.
+CELLS_JS = r"""
+() => window.jupyterapp.shell.currentWidget.content.widgets
+  .filter((cell) => cell.model.type === 'code')
+  .map((cell) => ({
+    source: cell.model.sharedModel.getSource(),
+    tags: cell.model.getMetadata('tags') || [],
+    ran: cell.model.executionCount !== null,
+    errors: cell.model.outputs.toJSON().filter((o) => o.output_type === 'error')
+      .map((o) => o.traceback.join('\n').replace(/\x1b\[[0-9;]*m/g, '')),
+  }))
+"""
+
+
+@pytest.mark.parametrize("lesson", lesson_names())
+def test_run_all_on_a_fresh_student_notebook_runs_everything_but_exercises_and_shows_the_quiz(
+    chromium, student_lab, lesson
+):
+    """The student's first Run All: every explanation, example and widget runs, unwritten
+    exercises say so in a line, and the quiz at the end renders, with its answers nowhere in
+    the page."""
+    watch = Watch()
+    student = nbformat.read(student_notebook(lesson), as_version=4)
+    with notebook_run(chromium, student_lab, student, f"{lesson}.ipynb", watch) as page:
+        cells = page.evaluate(CELLS_JS)
+        quiz = page.locator(".jp-OutputArea-output .widget-radio-box")
+        page.wait_for_function(
+            "(n) => document.querySelectorAll('.jp-OutputArea-output .widget-radio-box').length >= n",
+            arg=len(load_questions(lesson)),
+            timeout=30_000,
+        )
+        quiz.last.scroll_into_view_if_needed()
+        page.screenshot(path=screenshot_path(f"jupyterlab-{lesson}-run-all"))
+        page_text = page.locator("body").inner_text()
+        questions = quiz.count()
+    ordinary = [c for c in cells if "raises-exception" not in c["tags"]]
+    assert all(c["ran"] for c in cells), (
+        f"{lesson}: Run All stopped before {next(c for c in cells if not c['ran'])}"
+    )
+    failed = [c["source"][:80] for c in ordinary if c["errors"]]
+    assert failed == [], f"{lesson}: cells outside the exercises raised"
+    stubs = [e for c in cells for e in c["errors"]]
+    assert stubs, f"{lesson}: a fresh notebook should have exercises still to do"
+    assert all("Exercise still to do" in e for e in stubs if "NotImplementedError" in e or "still to do" in e)
+    assert not any("Traceback (most recent call last)" in e for e in stubs), "errors are short messages"
+    assert questions == len(load_questions(lesson)), f"{lesson}: the quiz did not render every question"
+    quiz_cell = cells[-1]["source"]
+    assert quiz_cell.endswith(f'lesson_quiz("{lesson}")'), quiz_cell
+    for question in load_questions(lesson):
+        for option in question.options:
+            assert option.why not in page_text, f"{lesson}: an explanation is in the page before any check"
+    assert watch.blocked == [], f"{lesson}: JupyterLab or the notebook asked for the network"
+
+
+def relative_luminance(rgb: str) -> float:
+    channels = [int(v) / 255 for v in rgb[rgb.index("(") + 1 : rgb.index(")")].split(",")[:3]]
+    linear = [c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4 for c in channels]
+    return 0.2126 * linear[0] + 0.7152 * linear[1] + 0.0722 * linear[2]
+
+
+def contrast(foreground: str, background: str) -> float:
+    light, dark = sorted((relative_luminance(foreground), relative_luminance(background)), reverse=True)
+    return (light + 0.05) / (dark + 0.05)
+
+
+# The verdict of the quiz's first question after choosing option ``index`` and pressing Check:
+# its text colour, its own background, and the page background behind the quiz.
+VERDICT_JS = """
+async ([index, previous]) => {
+  const question = document.querySelectorAll('.jp-OutputArea-output .widget-radio-box')[0]
+    .closest('.widget-vbox');
+  const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+  const shown = () => question.querySelector('.widget-html-content span');
+  question.querySelectorAll('input[type=radio]')[index].click();
+  // Each click is a round trip to the kernel: press Check until the new verdict arrives.
+  for (let attempt = 0; attempt < 5 && !(shown() && shown().textContent !== previous); attempt++) {
+    await sleep(300);
+    question.querySelector('button').click();
+    const deadline = Date.now() + 4000;
+    while (!(shown() && shown().textContent !== previous) && Date.now() < deadline) { await sleep(100); }
+  }
+  const badge = shown();
+  if (!badge) { return {text: null}; }
+  const style = getComputedStyle(badge);
+  return {
+    text: badge.textContent,
+    color: style.color,
+    background: style.backgroundColor,
+    page: getComputedStyle(document.querySelector('.jp-Notebook')).backgroundColor,
+  };
+}
+"""
+
+
+def test_quiz_verdicts_and_plots_are_readable_in_the_dark_theme(chromium, dark_lab):
+    lesson = "03_attention"
+    watch = Watch()
+    student = nbformat.read(student_notebook(lesson), as_version=4)
+    with notebook_run(chromium, dark_lab, student, f"{lesson}.ipynb", watch) as page:
+        page.locator(".jp-OutputArea-output .widget-radio-box").first.scroll_into_view_if_needed()
+        right = answer_positions(load_questions(lesson), seed=lesson)[0]
+        wrong = (right + 1) % len(load_questions(lesson)[0].options)
+        verdicts = [page.evaluate(VERDICT_JS, [right, ""])]
+        verdicts.append(page.evaluate(VERDICT_JS, [wrong, verdicts[0]["text"]]))
+        figure_filter = page.evaluate(
+            "() => getComputedStyle(document.querySelector('.jp-OutputArea-output img.course-figure')).filter"
+        )
+        page.screenshot(path=screenshot_path(f"jupyterlab-{lesson}-dark-quiz"))
+    assert relative_luminance(verdicts[0]["page"]) < 0.05, f"the dark theme is not on: {verdicts[0]['page']}"
+    assert [v["text"] for v in verdicts] == ["Correct.", "Not quite."], verdicts
+    for verdict in verdicts:
+        ratio = contrast(verdict["color"], verdict["background"])
+        assert ratio >= 4.5, f"{verdict['text']} has contrast {ratio:.2f} on the dark theme"
+    assert "invert" in figure_filter, f"plots stay white blocks in the dark theme (filter: {figure_filter})"
+
+
+# The open notebook's toolbar buttons and menus, and the right sidebar's tab titles.
+TOOLS_JS = """
+() => ({
+  toolbar: Array.from(document.querySelectorAll('.jp-NotebookPanel-toolbar .jp-ToolbarButtonComponent'))
+    .map((b) => (b.textContent || '').trim() + ' ' + (b.title || '')),
+  menus: Array.from(document.querySelectorAll('#jp-MainMenu .lm-MenuBar-itemLabel'))
+    .map((m) => m.textContent),
+  sidebar: Array.from(document.querySelectorAll('.jp-SideBar .lm-TabBar-tab'))
+    .map((t) => (t.title || '') + ' ' + t.textContent),
+})
+"""
+
+
+def tools_shown(chromium, lab: Lab, name: str) -> dict:
+    watch = Watch()
+    notebook = nbformat.read(student_notebook("02_dot_products"), as_version=4)
+    nbformat.write(notebook, lab.root / name)
+    context = offline_context(
+        chromium, lab.url, watch, stand_ins={COLAB_BADGE: ("image/svg+xml", BADGE_STAND_IN)}
+    )
+    try:
+        page = context.new_page()
+        page.goto(f"{lab.url}lab/tree/{name}?reset&token={lab.token}", wait_until="domcontentloaded")
+        page.wait_for_selector(".jp-NotebookPanel-toolbar", timeout=START_TIMEOUT_S * 1000)
+        page.wait_for_timeout(2000)  # extensions add their buttons and tabs after the panel appears
+        page.screenshot(path=screenshot_path(f"jupyterlab-tools-{name}"))
+        tools = page.evaluate(TOOLS_JS)
+        page.evaluate("() => window.jupyterapp?.shell.currentWidget?.sessionContext.shutdown()")
+        return tools
+    finally:
+        context.close()
+
+
+def test_a_student_install_shows_validate_but_no_instructor_tools(chromium, lab, student_lab):
+    student = tools_shown(chromium, student_lab, "student-tools.ipynb")
+    text = json.dumps(student)
+    assert "Validate" in text, f"the Validate button is gone: {student['toolbar']}"
+    for tool in ("Create Assignment", "Nbgrader", "Formgrader"):
+        assert tool not in text, f"a student install shows {tool!r}: {student}"
+    # The same check on the full install finds them, so the check can fail.
+    instructor = json.dumps(tools_shown(chromium, lab, "instructor-tools.ipynb"))
+    assert "Create Assignment" in instructor and "Nbgrader" in instructor

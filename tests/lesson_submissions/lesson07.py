@@ -1,4 +1,4 @@
-"""Realistic submissions for lesson 7's encoder-layer project and Apply exercises.
+"""Realistic submissions for lesson 7's encoder-layer project.
 
 ``CORRECT`` maps a name to answers (grade_id -> cell source) that must earn full marks; ``WRONG``
 maps a name to answers holding one typical mistake, ``CAUGHT_BY`` names exactly the test cells
@@ -6,7 +6,7 @@ that must score zero for it (every other test cell must give full marks), and ``
 phrase its feedback must contain. Answers not given are the reference solution's.
 """
 
-LESSON = "07_transformer"
+LESSON = "07_encoder_layer"
 
 _REFERENCE_PIECES = """import numpy as np
 
@@ -136,16 +136,6 @@ CORRECT: dict[str, dict[str, str]] = {
             "    x = embeddings + positional_encoding(embeddings.shape[-2], embeddings.shape[-1])\n"
             "    return encoder_layer(x, params)\n"
         ),
-        "teacher_forcing_answer": (
-            "target = [5, 8, 3]\ntf_decoder_input = [1] + target\ntf_labels = target + [2]\n"
-        ),
-        "parameter_count_answer": (
-            "encoder_layer_params = 4 * (256 * 256 + 256) + (256 * 1024 + 1024 + 1024 * 256 + 256)"
-            " + 4 * 256\n"
-            "decoder_layer_params = 8 * (256 * 256 + 256) + (256 * 1024 + 1024 + 1024 * 256 + 256)"
-            " + 6 * 256\n"
-            "total_params = 3 * (encoder_layer_params + decoder_layer_params) + 256 * (8000 + 2 * 6000)\n"
-        ),
     },
 }
 
@@ -213,31 +203,6 @@ WRONG: dict[str, dict[str, str]] = {
             "    return encoder_layer(embeddings, params)\n"
         ),
     },
-    # Labels not shifted: the model would be asked to copy its input.
-    "labels_not_shifted": {
-        "teacher_forcing_answer": "tf_decoder_input = [1, 5, 8, 3]\ntf_labels = [1, 5, 8, 3]\n",
-    },
-    # Counts the weight matrices but forgets every bias.
-    "count_without_biases": {
-        "parameter_count_answer": (
-            "d, d_ff = 256, 1024\n"
-            "encoder_layer_params = 4 * d * d + 2 * d * d_ff + 2 * 2 * d\n"
-            "decoder_layer_params = 8 * d * d + 2 * d * d_ff + 3 * 2 * d\n"
-            "total_params = 3 * (encoder_layer_params + decoder_layer_params) + (8000 + 2 * 6000) * d\n"
-        ),
-    },
-    # Gives the output projection a bias of 6000 the exercise said it does not have.
-    "count_output_bias": {
-        "parameter_count_answer": (
-            "d, d_ff = 256, 1024\n"
-            "attention = 4 * (d * d + d)\n"
-            "ffn = 2 * d * d_ff + d_ff + d\n"
-            "encoder_layer_params = attention + ffn + 4 * d\n"
-            "decoder_layer_params = 2 * attention + ffn + 6 * d\n"
-            "total_params = (3 * (encoder_layer_params + decoder_layer_params)\n"
-            "                + (8000 + 6000) * d + 6000 * d + 6000)\n"
-        ),
-    },
 }
 
 CAUGHT_BY: dict[str, frozenset[str]] = {
@@ -292,9 +257,6 @@ CAUGHT_BY: dict[str, frozenset[str]] = {
     ),
     "positions_from_one": frozenset({"encode_with_positions_values"}),
     "positions_in_place": frozenset({"encode_with_positions_properties"}),
-    "labels_not_shifted": frozenset({"teacher_forcing_test"}),
-    "count_without_biases": frozenset({"parameter_count_layers", "parameter_count_total"}),
-    "count_output_bias": frozenset({"parameter_count_total"}),
 }
 
 FEEDBACK: dict[str, str] = {
@@ -306,7 +268,4 @@ FEEDBACK: dict[str, str] = {
     "relu_missing": "is the ReLU between the two linear layers",
     "positions_from_one": "positions from 0",
     "positions_in_place": "encode_with_positions changed its input",
-    "labels_not_shifted": "the labels are the target followed by EOS",
-    "count_without_biases": "4(d^2 + d) for attention",
-    "count_output_bias": "output projection, no bias",
 }

@@ -1,0 +1,65 @@
+"""Realistic submissions for lesson 8's Apply exercises: teacher forcing and the parameter count.
+
+``CORRECT`` maps a name to answers (grade_id -> cell source) that must earn full marks; ``WRONG``
+maps a name to answers holding one typical mistake, ``CAUGHT_BY`` names exactly the test cells
+that must score zero for it (every other test cell must give full marks), and ``FEEDBACK`` a
+phrase its feedback must contain. Answers not given are the reference solution's.
+"""
+
+LESSON = "08_encoder_decoder"
+
+CORRECT: dict[str, dict[str, str]] = {
+    # Lists built from the target, and the count written out as arithmetic.
+    "built_lists_and_arithmetic": {
+        "teacher_forcing_answer": (
+            "target = [5, 8, 3]\ntf_decoder_input = [1] + target\ntf_labels = target + [2]\n"
+        ),
+        "parameter_count_answer": (
+            "encoder_layer_params = 4 * (256 * 256 + 256) + (256 * 1024 + 1024 + 1024 * 256 + 256)"
+            " + 4 * 256\n"
+            "decoder_layer_params = 8 * (256 * 256 + 256) + (256 * 1024 + 1024 + 1024 * 256 + 256)"
+            " + 6 * 256\n"
+            "total_params = 3 * (encoder_layer_params + decoder_layer_params) + 256 * (8000 + 2 * 6000)\n"
+        ),
+    },
+}
+
+WRONG: dict[str, dict[str, str]] = {
+    # Labels not shifted: the model would be asked to copy its input.
+    "labels_not_shifted": {
+        "teacher_forcing_answer": "tf_decoder_input = [1, 5, 8, 3]\ntf_labels = [1, 5, 8, 3]\n",
+    },
+    # Counts the weight matrices but forgets every bias.
+    "count_without_biases": {
+        "parameter_count_answer": (
+            "d, d_ff = 256, 1024\n"
+            "encoder_layer_params = 4 * d * d + 2 * d * d_ff + 2 * 2 * d\n"
+            "decoder_layer_params = 8 * d * d + 2 * d * d_ff + 3 * 2 * d\n"
+            "total_params = 3 * (encoder_layer_params + decoder_layer_params) + (8000 + 2 * 6000) * d\n"
+        ),
+    },
+    # Gives the output projection a bias of 6000 the exercise said it does not have.
+    "count_output_bias": {
+        "parameter_count_answer": (
+            "d, d_ff = 256, 1024\n"
+            "attention = 4 * (d * d + d)\n"
+            "ffn = 2 * d * d_ff + d_ff + d\n"
+            "encoder_layer_params = attention + ffn + 4 * d\n"
+            "decoder_layer_params = 2 * attention + ffn + 6 * d\n"
+            "total_params = (3 * (encoder_layer_params + decoder_layer_params)\n"
+            "                + (8000 + 6000) * d + 6000 * d + 6000)\n"
+        ),
+    },
+}
+
+CAUGHT_BY: dict[str, frozenset[str]] = {
+    "labels_not_shifted": frozenset({"teacher_forcing_test"}),
+    "count_without_biases": frozenset({"parameter_count_layers", "parameter_count_total"}),
+    "count_output_bias": frozenset({"parameter_count_total"}),
+}
+
+FEEDBACK: dict[str, str] = {
+    "labels_not_shifted": "the labels are the target followed by EOS",
+    "count_without_biases": "4(d^2 + d) for attention",
+    "count_output_bias": "output projection, no bias",
+}

@@ -1,0 +1,705 @@
+"""Realistic submissions for lesson 10's graded functions, for the grading tests.
+
+``CORRECT`` maps a name to answers (grade_id -> cell source) that must earn full marks; ``WRONG``
+maps a name to answers holding one mistake students really make, and ``CAUGHT_BY`` names exactly
+the test cells that must score zero for it. Answers a submission leaves out keep the reference
+solution, so each wrong submission isolates one mistake.
+"""
+
+LESSON = "10_decoder_only"
+
+
+def _distribution(body: str) -> str:
+    """A next_token_distribution answer with ``body`` as its (indented) code."""
+    indented = "".join(f"    {line}\n" if line else "\n" for line in body.strip("\n").split("\n"))
+    return f"def next_token_distribution(logits, temperature=1.0, top_k=None, top_p=None):\n{indented}"
+
+
+_CHECKS = """
+if temperature < 0:
+    raise ValueError("temperature must be >= 0")
+if top_k is not None and (top_k < 1 or int(top_k) != top_k):
+    raise ValueError("top_k must be a positive integer")
+if top_p is not None and not 0 < top_p <= 1:
+    raise ValueError("top_p must be in (0, 1]")
+"""
+
+
+def _distribution_with(
+    keep_top_p: str = "before < top_p",
+    order: str = 'np.argsort(-logits, kind="stable")',
+    greedy: str | None = "np.argmax(logits)",
+    scale: str = "logits[order] / temperature",
+    exponent: str = "ranked - ranked.max()",
+    mass_before: str = "np.concatenate([[0.0], np.cumsum(kept)[:-1]])",
+    checks: str = _CHECKS,
+) -> str:
+    """The reference structure with one piece swapped for a student's version of it."""
+    greedy_block = (
+        "" if greedy is None else f"if temperature == 0:\n    probs[{greedy}] = 1.0\n    return probs\n"
+    )
+    return _distribution(
+        "logits = np.asarray(logits, dtype=float)\n"
+        + checks
+        + "probs = np.zeros(logits.size)\n"
+        + greedy_block
+        + f"""order = {order}
+ranked = {scale}
+full = np.exp({exponent})
+full /= full.sum()
+n = logits.size if top_k is None else min(int(top_k), logits.size)
+kept = full[:n] / full[:n].sum()
+if top_p is not None:
+    before = {mass_before}
+    kept = kept[{keep_top_p}]
+    kept /= kept.sum()
+probs[order[: kept.size]] = kept
+return probs
+"""
+    )
+
+
+def _sampler(body: str) -> str:
+    indented = "".join(f"    {line}\n" if line else "\n" for line in body.strip("\n").split("\n"))
+    return f"def sample_next_token(logits, temperature=1.0, top_k=None, top_p=None, rng=None):\n{indented}"
+
+
+def _rope(body: str) -> str:
+    indented = "".join(f"    {line}\n" if line else "\n" for line in body.strip("\n").split("\n"))
+    return f"def apply_rope(x, positions):\n{indented}"
+
+
+def _cache(body: str) -> str:
+    indented = "".join(f"    {line}\n" if line else "\n" for line in body.strip("\n").split("\n"))
+    return f"def attend_with_cache(q_new, k_new, v_new, cache_k, cache_v):\n{indented}"
+
+
+_ROPE_REFERENCE_START = """
+x = np.asarray(x, dtype=float)
+d = x.shape[-1]
+if d % 2:
+    raise ValueError("d must be even")
+"""
+
+CORRECT: dict[str, dict[str, str]] = {
+    # Plain Python: sorted() with a key, math.exp, loops; an inverse-CDF draw with rng.random();
+    # rotation pair by pair; attention with explicit loops over the leading indices.
+    "loops": {
+        "next_token_distribution": _distribution("""
+import math
+values = [float(v) for v in logits]
+if temperature < 0:
+    raise ValueError("temperature must be >= 0")
+if top_k is not None and (top_k < 1 or top_k != int(top_k)):
+    raise ValueError("top_k must be a positive integer")
+if top_p is not None and not (0 < top_p <= 1):
+    raise ValueError("top_p must be in (0, 1]")
+n = len(values)
+if temperature == 0:
+    best = 0
+    for i in range(1, n):
+        if values[i] > values[best]:
+            best = i
+    return np.array([1.0 if i == best else 0.0 for i in range(n)])
+ranking = sorted(range(n), key=lambda i: (-values[i], i))
+if top_k is not None:
+    ranking = ranking[: int(top_k)]
+top = values[ranking[0]]
+weights = [math.exp((values[i] - top) / temperature) for i in ranking]
+total = sum(weights)
+weights = [w / total for w in weights]
+if top_p is not None:
+    kept, mass = [], 0.0
+    for w in weights:
+        if mass >= top_p:
+            break
+        kept.append(w)
+        mass += w
+    weights = [w / sum(kept) for w in kept]
+    ranking = ranking[: len(kept)]
+out = [0.0] * n
+for i, w in zip(ranking, weights):
+    out[i] = w
+return np.array(out)
+"""),
+        "sample_next_token": _sampler("""
+probs = next_token_distribution(logits, temperature, top_k, top_p)
+if rng is None:
+    rng = np.random.default_rng()
+if temperature == 0:
+    return int(np.argmax(probs))
+u = rng.random()
+total = 0.0
+for i, p in enumerate(probs):
+    total += p
+    if u < total and p > 0:
+        return i
+return int(np.flatnonzero(probs)[-1])
+"""),
+        "apply_rope": _rope(
+            _ROPE_REFERENCE_START
+            + """
+import math
+out = np.array(x, dtype=float, copy=True)
+flat_in = x.reshape(-1, x.shape[-2], d)
+flat_out = out.reshape(-1, x.shape[-2], d)
+for b in range(flat_in.shape[0]):
+    for j, pos in enumerate(positions):
+        for i in range(d // 2):
+            theta = pos * 10000 ** (-2 * i / d)
+            a, c = flat_in[b, j, 2 * i], flat_in[b, j, 2 * i + 1]
+            flat_out[b, j, 2 * i] = a * math.cos(theta) - c * math.sin(theta)
+            flat_out[b, j, 2 * i + 1] = a * math.sin(theta) + c * math.cos(theta)
+return out
+"""
+        ),
+        "attend_with_cache": _cache("""
+import math
+keys = np.concatenate([np.asarray(cache_k, dtype=float), np.asarray(k_new, dtype=float)], axis=-2)
+values = np.concatenate([np.asarray(cache_v, dtype=float), np.asarray(v_new, dtype=float)], axis=-2)
+q_new = np.asarray(q_new, dtype=float)
+n_new, d_k = q_new.shape[-2:]
+n_all = keys.shape[-2]
+n_past = n_all - n_new
+out = np.zeros(q_new.shape[:-1] + (values.shape[-1],))
+for index in np.ndindex(*q_new.shape[:-2]):
+    for j in range(n_new):
+        visible = n_past + j + 1
+        scores = [float(q_new[index][j] @ keys[index][t]) / math.sqrt(d_k) for t in range(visible)]
+        top = max(scores)
+        weights = [math.exp(s - top) for s in scores]
+        total = sum(weights)
+        for t in range(visible):
+            out[index][j] += weights[t] / total * values[index][t]
+return out, keys, values
+"""),
+        "kv_cache_mib": "kv_cache_mib = 36  # 2 x 12 x 1024 x 768 x 2 bytes / 2**20\n",
+    },
+    # Masks with -inf and one softmax over the whole vocabulary; top-p from cumsum - probs; a
+    # searchsorted draw; RoPE with complex numbers; attention with einsum and a -1e9 mask.
+    "vectorized": {
+        "next_token_distribution": _distribution(
+            "logits = np.asarray(logits, dtype=float)\n"
+            + _CHECKS
+            + """
+if temperature == 0:
+    return np.eye(logits.size)[np.argmax(logits)]
+z = logits / temperature
+order = np.argsort(-z, kind="stable")
+if top_k is not None and top_k < z.size:
+    z = z.copy()
+    z[order[top_k:]] = -np.inf
+p = np.exp(z - z.max())
+p /= p.sum()
+if top_p is not None:
+    sorted_p = p[order]
+    drop = (np.cumsum(sorted_p) - sorted_p) >= top_p
+    p = p.copy()
+    p[order[drop]] = 0.0
+    p /= p.sum()
+return p
+"""
+        ),
+        "sample_next_token": _sampler("""
+p = next_token_distribution(logits, temperature, top_k, top_p)
+rng = np.random.default_rng() if rng is None else rng
+index = int(np.searchsorted(np.cumsum(p), rng.random(), side="right"))
+return min(index, int(np.flatnonzero(p)[-1]))
+"""),
+        "apply_rope": _rope(
+            _ROPE_REFERENCE_START
+            + """
+theta = np.outer(positions, 10000.0 ** (-np.arange(0, d, 2) / d))
+z = (x[..., 0::2] + 1j * x[..., 1::2]) * np.exp(1j * theta)
+return np.stack([z.real, z.imag], axis=-1).reshape(x.shape)
+"""
+        ),
+        "attend_with_cache": _cache("""
+keys = np.concatenate((cache_k, k_new), axis=-2)
+values = np.concatenate((cache_v, v_new), axis=-2)
+n_new, n_all = q_new.shape[-2], keys.shape[-2]
+scores = np.einsum("...qd,...kd->...qk", q_new, keys) / np.sqrt(q_new.shape[-1])
+mask = np.tril(np.ones((n_new, n_all), dtype=bool), k=n_all - n_new)
+scores = np.where(mask, scores, -1e9)
+w = np.exp(scores - scores.max(axis=-1, keepdims=True))
+w /= w.sum(axis=-1, keepdims=True)
+return np.einsum("...qk,...kv->...qv", w, values), keys, values
+"""),
+        "kv_cache_mib": "kv_cache_mib = 2 * 12 * 1024 * 768 * 2 / 1024 / 1024\n",
+    },
+    # rng.choice returning a NumPy integer; RoPE through 2x2 rotation matrices in float32;
+    # attention in float32 via a reshaped pair view.
+    "float32_matrices": {
+        "sample_next_token": _sampler("""
+probs = next_token_distribution(logits, temperature, top_k, top_p)
+generator = rng if rng is not None else np.random.default_rng()
+return generator.choice(len(probs), p=probs)
+"""),
+        "apply_rope": _rope("""
+x = np.asarray(x, dtype=np.float32)
+d = x.shape[-1]
+if d % 2 == 1:
+    raise ValueError(f"odd dimension {d}: RoPE needs pairs")
+frequencies = (10000.0 ** (-np.arange(d // 2) * 2.0 / d)).astype(np.float32)
+theta = np.asarray(positions, dtype=np.float32)[:, None] * frequencies
+cos, sin = np.cos(theta), np.sin(theta)
+rotation = np.stack([np.stack([cos, -sin], -1), np.stack([sin, cos], -1)], -2)
+pairs = x.reshape(*x.shape[:-1], d // 2, 2)
+return np.einsum("jiab,...jib->...jia", rotation, pairs).reshape(x.shape)
+"""),
+        "attend_with_cache": _cache("""
+q = np.asarray(q_new, dtype=np.float32)
+keys = np.concatenate([cache_k, k_new], axis=-2).astype(np.float32)
+values = np.concatenate([cache_v, v_new], axis=-2).astype(np.float32)
+n_new, n_all = q.shape[-2], keys.shape[-2]
+scores = (q @ np.swapaxes(keys, -1, -2)) * np.float32(q.shape[-1] ** -0.5)
+future = np.arange(n_all)[None, :] > (n_all - n_new + np.arange(n_new))[:, None]
+scores[..., future] = -np.inf
+scores -= scores.max(axis=-1, keepdims=True)
+weights = np.exp(scores)
+weights /= weights.sum(axis=-1, keepdims=True)
+return weights @ values, np.concatenate([cache_k, k_new], axis=-2), np.concatenate([cache_v, v_new], axis=-2)
+"""),
+        "kv_cache_mib": "kv_cache_mib = 36.0\n",
+    },
+}
+
+WRONG: dict[str, dict[str, str]] = {
+    # --- next_token_distribution ---------------------------------------------------------------
+    # Multiplies the logits by the temperature instead of dividing.
+    "temperature_multiplies": {
+        "next_token_distribution": _distribution_with(scale="logits[order] * temperature")
+    },
+    # exp without subtracting the maximum: logits of 1000 overflow (and warn on stderr).
+    "softmax_unstable": {"next_token_distribution": _distribution_with(exponent="ranked")},
+    # No special case for temperature 0: divides by zero.
+    "greedy_divides_by_zero": {"next_token_distribution": _distribution_with(greedy=None)},
+    # Greedy picks the last of tied maxima.
+    "greedy_last_tie": {"next_token_distribution": _distribution_with(greedy="np.argsort(logits)[-1]")},
+    # Ranks with a reversed ascending argsort: ties come out highest index first.
+    "ranking_ties_reversed": {
+        "next_token_distribution": _distribution_with(order="np.argsort(logits)[::-1]")
+    },
+    # nanoGPT-style top-k: keeps every token whose logit reaches the k-th largest, ties included.
+    "top_k_keeps_ties": {
+        "next_token_distribution": _distribution(
+            "logits = np.asarray(logits, dtype=float)\n"
+            + _CHECKS
+            + """
+if temperature == 0:
+    return np.eye(logits.size)[np.argmax(logits)]
+z = logits / temperature
+if top_k is not None and top_k < z.size:
+    z = np.where(z >= np.sort(z)[-top_k], z, -np.inf)
+p = np.exp(z - z.max())
+p /= p.sum()
+if top_p is not None:
+    order = np.argsort(-p, kind="stable")
+    before = np.concatenate([[0.0], np.cumsum(p[order])[:-1]])
+    p[order[before >= top_p]] = 0.0
+    p /= p.sum()
+return p
+"""
+        ),
+    },
+    # Keeps tokens while the running total stays at or below p: drops the token that crosses p.
+    "top_p_drops_crossing_token": {
+        "next_token_distribution": _distribution_with(keep_top_p="np.cumsum(kept) <= top_p")
+    },
+    # Keeps a token while the mass before it is at most p: one token too many when the mass
+    # reaches p exactly.
+    "top_p_boundary_inclusive": {"next_token_distribution": _distribution_with(keep_top_p="before <= top_p")},
+    # Cuts at the first index where the cumulative sum reaches p with np.argmax: when rounding
+    # leaves the total just below 1, top_p = 1 keeps only the first token.
+    "top_p_argmax_cutoff": {
+        "next_token_distribution": _distribution_with(
+            keep_top_p="np.arange(kept.size) <= np.argmax(np.cumsum(kept) >= top_p)"
+        )
+    },
+    # Accumulates the probabilities in vocabulary order instead of from the most likely.
+    "top_p_unsorted": {
+        "next_token_distribution": _distribution(
+            "logits = np.asarray(logits, dtype=float)\n"
+            + _CHECKS
+            + """
+if temperature == 0:
+    return np.eye(logits.size)[np.argmax(logits)]
+z = logits / temperature
+order = np.argsort(-z, kind="stable")
+if top_k is not None and top_k < z.size:
+    z = z.copy()
+    z[order[top_k:]] = -np.inf
+p = np.exp(z - z.max())
+p /= p.sum()
+if top_p is not None:
+    before = np.concatenate([[0.0], np.cumsum(p)[:-1]])
+    p = np.where(before < top_p, p, 0.0)
+    p /= p.sum()
+return p
+"""
+        ),
+    },
+    # Applies top-p to the full distribution instead of the renormalized top-k one.
+    "top_p_ignores_top_k": {
+        "next_token_distribution": _distribution_with(
+            mass_before="np.concatenate([[0.0], np.cumsum(full)[:-1]])[:n]"
+        )
+    },
+    # Forgets to renormalize after dropping tokens.
+    "no_renormalization": {
+        "next_token_distribution": _distribution(
+            "logits = np.asarray(logits, dtype=float)\n"
+            + _CHECKS
+            + """
+if temperature == 0:
+    return np.eye(logits.size)[np.argmax(logits)]
+order = np.argsort(-logits, kind="stable")
+z = logits / temperature
+p = np.exp(z - z.max())
+p /= p.sum()
+keep = np.ones(p.size, dtype=bool)
+if top_k is not None:
+    keep[order[top_k:]] = False
+if top_p is not None:
+    before = np.concatenate([[0.0], np.cumsum(p[order])[:-1]])
+    keep[order[before >= top_p]] = False
+return np.where(keep, p, 0.0)
+"""
+        ),
+    },
+    # Divides the caller's array in place.
+    "mutates_logits": {
+        "next_token_distribution": _distribution("""
+if not isinstance(logits, np.ndarray):
+    logits = np.array(logits, dtype=float)
+if temperature < 0:
+    raise ValueError("temperature must be >= 0")
+if top_k is not None and (top_k < 1 or int(top_k) != top_k):
+    raise ValueError("top_k must be a positive integer")
+if top_p is not None and not 0 < top_p <= 1:
+    raise ValueError("top_p must be in (0, 1]")
+if temperature == 0:
+    return np.eye(logits.size)[np.argmax(logits)]
+logits /= temperature
+order = np.argsort(-logits, kind="stable")
+p = np.exp(logits - logits.max())
+if top_k is not None:
+    p[order[top_k:]] = 0.0
+p /= p.sum()
+if top_p is not None:
+    before = np.concatenate([[0.0], np.cumsum(p[order])[:-1]])
+    p[order[before >= top_p]] = 0.0
+    p /= p.sum()
+return p
+"""),
+    },
+    # Accepts any knob value without complaint.
+    "no_validation": {"next_token_distribution": _distribution_with(checks="")},
+    # --- sample_next_token ---------------------------------------------------------------------
+    # Draws with NumPy's global generator: the seed passed in changes nothing.
+    "sampler_ignores_rng": {
+        "sample_next_token": _sampler("""
+probs = next_token_distribution(logits, temperature, top_k, top_p)
+return int(np.random.choice(len(probs), p=probs))
+"""),
+    },
+    # rng.choice(..., size=1) returns an array of one element.
+    "sampler_returns_array": {
+        "sample_next_token": _sampler("""
+probs = next_token_distribution(logits, temperature, top_k, top_p)
+rng = rng or np.random.default_rng()
+return rng.choice(len(probs), size=1, p=probs)
+"""),
+    },
+    # Returns the most likely token: greedy, whatever the knobs.
+    "sampler_always_greedy": {
+        "sample_next_token": _sampler("""
+return int(np.argmax(next_token_distribution(logits, temperature, top_k, top_p)))
+"""),
+    },
+    # Passes only the temperature on: top-k and top-p are ignored.
+    "sampler_forgets_knobs": {
+        "sample_next_token": _sampler("""
+probs = next_token_distribution(logits, temperature)
+rng = np.random.default_rng() if rng is None else rng
+return int(rng.choice(len(probs), p=probs))
+"""),
+    },
+    # --- apply_rope ----------------------------------------------------------------------------
+    # Pairs dimension i with i + d/2 (the "halves" convention of some libraries), not (2i, 2i+1).
+    "rope_halves": {
+        "apply_rope": _rope(
+            _ROPE_REFERENCE_START
+            + """
+half = d // 2
+theta = np.asarray(positions, dtype=float)[:, None] * 10000.0 ** (-np.arange(half) * 2 / d)
+first, second = x[..., :half], x[..., half:]
+cos, sin = np.cos(theta), np.sin(theta)
+return np.concatenate([first * cos - second * sin, first * sin + second * cos], axis=-1)
+"""
+        ),
+    },
+    # Frequencies 10000^(-i/d) with i the pair index: the factor 2 is lost.
+    "rope_wrong_frequencies": {
+        "apply_rope": _rope(
+            _ROPE_REFERENCE_START
+            + """
+theta = np.asarray(positions, dtype=float)[:, None] * 10000.0 ** (-np.arange(d // 2) / d)
+out = np.empty_like(x)
+out[..., 0::2] = x[..., 0::2] * np.cos(theta) - x[..., 1::2] * np.sin(theta)
+out[..., 1::2] = x[..., 0::2] * np.sin(theta) + x[..., 1::2] * np.cos(theta)
+return out
+"""
+        ),
+    },
+    # Rotates the other way (the sines' signs swapped).
+    "rope_clockwise": {
+        "apply_rope": _rope(
+            _ROPE_REFERENCE_START
+            + """
+theta = np.asarray(positions, dtype=float)[:, None] * 10000.0 ** (-np.arange(0, d, 2) / d)
+out = np.empty_like(x)
+out[..., 0::2] = x[..., 0::2] * np.cos(theta) + x[..., 1::2] * np.sin(theta)
+out[..., 1::2] = -x[..., 0::2] * np.sin(theta) + x[..., 1::2] * np.cos(theta)
+return out
+"""
+        ),
+    },
+    # Uses positions 0..seq_len-1 whatever positions says.
+    "rope_ignores_positions": {
+        "apply_rope": _rope(
+            _ROPE_REFERENCE_START
+            + """
+theta = np.arange(x.shape[-2])[:, None] * 10000.0 ** (-np.arange(0, d, 2) / d)
+out = np.empty_like(x)
+out[..., 0::2] = x[..., 0::2] * np.cos(theta) - x[..., 1::2] * np.sin(theta)
+out[..., 1::2] = x[..., 0::2] * np.sin(theta) + x[..., 1::2] * np.cos(theta)
+return out
+"""
+        ),
+    },
+    # Adds lesson 5's sinusoidal encoding instead of rotating.
+    "rope_adds_sinusoids": {
+        "apply_rope": _rope(
+            _ROPE_REFERENCE_START
+            + """
+theta = np.asarray(positions, dtype=float)[:, None] * 10000.0 ** (-np.arange(0, d, 2) / d)
+pe = np.zeros(x.shape[-2:])
+pe[:, 0::2], pe[:, 1::2] = np.sin(theta), np.cos(theta)
+return x + pe
+"""
+        ),
+    },
+    # Indexes the pairs as x[:, 0::2]: right for 2-D input only.
+    "rope_2d_only": {
+        "apply_rope": _rope(
+            _ROPE_REFERENCE_START
+            + """
+theta = np.asarray(positions, dtype=float)[:, None] * 10000.0 ** (-np.arange(0, d, 2) / d)
+out = np.empty_like(x)
+out[:, 0::2] = x[:, 0::2] * np.cos(theta) - x[:, 1::2] * np.sin(theta)
+out[:, 1::2] = x[:, 0::2] * np.sin(theta) + x[:, 1::2] * np.cos(theta)
+return out
+"""
+        ),
+    },
+    # Writes the rotated pairs back into x.
+    "rope_in_place": {
+        "apply_rope": _rope("""
+d = x.shape[-1]
+if d % 2:
+    raise ValueError("d must be even")
+theta = np.asarray(positions, dtype=float)[:, None] * 10000.0 ** (-np.arange(0, d, 2) / d)
+even, odd = x[..., 0::2].copy(), x[..., 1::2].copy()
+x[..., 0::2] = even * np.cos(theta) - odd * np.sin(theta)
+x[..., 1::2] = even * np.sin(theta) + odd * np.cos(theta)
+return x
+"""),
+    },
+    # Leaves an odd last dimension unrotated instead of raising.
+    "rope_odd_silently": {
+        "apply_rope": _rope("""
+x = np.asarray(x, dtype=float)
+d = x.shape[-1] - x.shape[-1] % 2
+theta = np.asarray(positions, dtype=float)[:, None] * 10000.0 ** (-np.arange(0, d, 2) / d)
+out = x.copy()
+out[..., 0:d:2] = x[..., 0:d:2] * np.cos(theta) - x[..., 1:d:2] * np.sin(theta)
+out[..., 1:d:2] = x[..., 0:d:2] * np.sin(theta) + x[..., 1:d:2] * np.cos(theta)
+return out
+"""),
+    },
+    # --- attend_with_cache ---------------------------------------------------------------------
+    # Attends over the new keys only: the cache is kept but never read.
+    "cache_never_read": {
+        "attend_with_cache": _cache("""
+n = q_new.shape[-2]
+scores = q_new @ np.swapaxes(k_new, -1, -2) / np.sqrt(q_new.shape[-1])
+scores = np.where(np.tril(np.ones((n, n), dtype=bool)), scores, -np.inf)
+w = np.exp(scores - scores.max(axis=-1, keepdims=True))
+w /= w.sum(axis=-1, keepdims=True)
+return w @ v_new, np.concatenate([cache_k, k_new], axis=-2), np.concatenate([cache_v, v_new], axis=-2)
+"""),
+    },
+    # No causal mask: fine one token at a time, wrong when a prompt is read in one call.
+    "cache_no_causal_mask": {
+        "attend_with_cache": _cache("""
+keys = np.concatenate([cache_k, k_new], axis=-2)
+values = np.concatenate([cache_v, v_new], axis=-2)
+scores = q_new @ np.swapaxes(keys, -1, -2) / np.sqrt(q_new.shape[-1])
+w = np.exp(scores - scores.max(axis=-1, keepdims=True))
+w /= w.sum(axis=-1, keepdims=True)
+return w @ values, keys, values
+"""),
+    },
+    # Causal mask without the offset of the cached positions: query j sees keys 0..j only.
+    "cache_mask_without_offset": {
+        "attend_with_cache": _cache("""
+keys = np.concatenate([cache_k, k_new], axis=-2)
+values = np.concatenate([cache_v, v_new], axis=-2)
+scores = q_new @ np.swapaxes(keys, -1, -2) / np.sqrt(q_new.shape[-1])
+mask = np.tril(np.ones((q_new.shape[-2], keys.shape[-2]), dtype=bool))
+scores = np.where(mask, scores, -np.inf)
+w = np.exp(scores - scores.max(axis=-1, keepdims=True))
+w /= w.sum(axis=-1, keepdims=True)
+return w @ values, keys, values
+"""),
+    },
+    # Forgets to divide by sqrt(d_k).
+    "cache_no_scale": {
+        "attend_with_cache": _cache("""
+keys = np.concatenate([cache_k, k_new], axis=-2)
+values = np.concatenate([cache_v, v_new], axis=-2)
+n_new, n_all = q_new.shape[-2], keys.shape[-2]
+scores = q_new @ np.swapaxes(keys, -1, -2)
+scores = np.where(np.tril(np.ones((n_new, n_all), dtype=bool), k=n_all - n_new), scores, -np.inf)
+w = np.exp(scores - scores.max(axis=-1, keepdims=True))
+w /= w.sum(axis=-1, keepdims=True)
+return w @ values, keys, values
+"""),
+    },
+    # Puts the new keys and values in front of the cache.
+    "cache_new_first": {
+        "attend_with_cache": _cache("""
+keys = np.concatenate([k_new, cache_k], axis=-2)
+values = np.concatenate([v_new, cache_v], axis=-2)
+n_new, n_all = q_new.shape[-2], keys.shape[-2]
+scores = q_new @ np.swapaxes(keys, -1, -2) / np.sqrt(q_new.shape[-1])
+scores = np.where(np.tril(np.ones((n_new, n_all), dtype=bool), k=n_all - n_new), scores, -np.inf)
+w = np.exp(scores - scores.max(axis=-1, keepdims=True))
+w /= w.sum(axis=-1, keepdims=True)
+return w @ values, keys, values
+"""),
+    },
+    # Returns the caches it was given instead of the grown ones.
+    "cache_not_returned": {
+        "attend_with_cache": _cache("""
+keys = np.concatenate([cache_k, k_new], axis=-2)
+values = np.concatenate([cache_v, v_new], axis=-2)
+n_new, n_all = q_new.shape[-2], keys.shape[-2]
+scores = q_new @ np.swapaxes(keys, -1, -2) / np.sqrt(q_new.shape[-1])
+scores = np.where(np.tril(np.ones((n_new, n_all), dtype=bool), k=n_all - n_new), scores, -np.inf)
+w = np.exp(scores - scores.max(axis=-1, keepdims=True))
+w /= w.sum(axis=-1, keepdims=True)
+return w @ values, cache_k, cache_v
+"""),
+    },
+    # keys.T: right for 2-D inputs only.
+    "cache_2d_only": {
+        "attend_with_cache": _cache("""
+keys = np.concatenate([cache_k, k_new], axis=-2)
+values = np.concatenate([cache_v, v_new], axis=-2)
+n_new, n_all = q_new.shape[-2], keys.shape[-2]
+scores = q_new @ keys.T / np.sqrt(q_new.shape[-1])
+scores = np.where(np.tril(np.ones((n_new, n_all), dtype=bool), k=n_all - n_new), scores, -np.inf)
+w = np.exp(scores - scores.max(axis=-1, keepdims=True))
+w /= w.sum(axis=-1, keepdims=True)
+return w @ values, keys, values
+"""),
+    },
+    # --- the KV-cache size ---------------------------------------------------------------------
+    "kv_keys_only": {"kv_cache_mib": "kv_cache_mib = 12 * 1024 * 768 * 2 / 2**20\n"},
+    "kv_float32": {"kv_cache_mib": "kv_cache_mib = 2 * 12 * 1024 * 768 * 4 / 2**20\n"},
+    "kv_bytes": {"kv_cache_mib": "kv_cache_mib = 2 * 12 * 1024 * 768 * 2\n"},
+}
+
+CAUGHT_BY: dict[str, frozenset[str]] = {
+    "temperature_multiplies": frozenset(
+        {"distribution_temperature", "distribution_combined", "sample_frequencies"}
+    ),
+    "softmax_unstable": frozenset({"distribution_temperature"}),
+    "greedy_divides_by_zero": frozenset({"distribution_greedy", "distribution_ties", "sample_basics"}),
+    "greedy_last_tie": frozenset({"distribution_ties"}),
+    "ranking_ties_reversed": frozenset({"distribution_ties"}),
+    "top_k_keeps_ties": frozenset({"distribution_ties"}),
+    # Rounding can leave the total of all tokens a hair above 1, so top_p = 1 loses a token too.
+    "top_p_drops_crossing_token": frozenset(
+        {"distribution_top_p", "distribution_top_p_edges", "distribution_combined", "sample_frequencies"}
+    ),
+    "top_p_boundary_inclusive": frozenset({"distribution_top_p_edges"}),
+    "top_p_argmax_cutoff": frozenset({"distribution_top_p_edges"}),
+    "top_p_unsorted": frozenset({"distribution_top_p", "distribution_combined", "sample_frequencies"}),
+    "top_p_ignores_top_k": frozenset({"distribution_combined"}),
+    "no_renormalization": frozenset(
+        {
+            "distribution_greedy",
+            "distribution_ties",
+            "distribution_top_k",
+            "distribution_top_p",
+            "distribution_top_p_edges",
+            "distribution_combined",
+            "distribution_inputs",
+            "sample_basics",
+            "sample_frequencies",
+        }
+    ),
+    "mutates_logits": frozenset({"distribution_inputs"}),
+    "no_validation": frozenset({"distribution_inputs"}),
+    "sampler_ignores_rng": frozenset({"sample_basics"}),
+    "sampler_returns_array": frozenset({"sample_basics"}),
+    "sampler_always_greedy": frozenset({"sample_basics", "sample_frequencies"}),
+    "sampler_forgets_knobs": frozenset({"sample_basics", "sample_frequencies"}),
+    "rope_halves": frozenset({"rope_worked", "rope_values"}),
+    "rope_wrong_frequencies": frozenset({"rope_worked", "rope_values"}),
+    "rope_clockwise": frozenset({"rope_worked", "rope_values"}),
+    "rope_ignores_positions": frozenset({"rope_worked", "rope_values"}),
+    "rope_adds_sinusoids": frozenset({"rope_worked", "rope_values", "rope_relative"}),
+    "rope_2d_only": frozenset({"rope_batch"}),
+    "rope_in_place": frozenset({"rope_inputs"}),
+    "rope_odd_silently": frozenset({"rope_inputs"}),
+    "cache_never_read": frozenset({"cache_step", "cache_generation", "cache_prefill"}),
+    "cache_no_causal_mask": frozenset({"cache_prefill"}),
+    "cache_mask_without_offset": frozenset({"cache_step", "cache_generation", "cache_prefill"}),
+    "cache_no_scale": frozenset({"cache_step", "cache_generation", "cache_prefill"}),
+    "cache_new_first": frozenset({"cache_shapes", "cache_prefill"}),
+    "cache_not_returned": frozenset({"cache_shapes", "cache_generation"}),
+    "cache_2d_only": frozenset({"cache_batch"}),
+    "kv_keys_only": frozenset({"kv_cache_mib_test"}),
+    "kv_float32": frozenset({"kv_cache_mib_test"}),
+    "kv_bytes": frozenset({"kv_cache_mib_test"}),
+}
+
+# Words the feedback of a wrong submission must contain: the visible test's hint for its mistake.
+FEEDBACK: dict[str, str] = {
+    "temperature_multiplies": "divide the logits by the",
+    "greedy_divides_by_zero": "Do not divide",
+    "greedy_last_tie": "picks the lower index",
+    "top_k_keeps_ties": "keeps exactly one token",
+    "top_p_drops_crossing_token": "the token that crosses p is kept",
+    "top_p_boundary_inclusive": "mass *before* it is below top_p",
+    "top_p_ignores_top_k": "renormalized top-k distribution",
+    "mutates_logits": "changed its input logits",
+    "sampler_ignores_rng": "the same seed must give the same token",
+    "sampler_returns_array": "without size= returns a single integer",
+    "sampler_always_greedy": "not the argmax",
+    "rope_halves": "pair 1 by 2 * 10000^(-2/4)",
+    "rope_clockwise": "Check the signs",
+    "rope_adds_sinusoids": "a rotation keeps every vector",
+    "rope_2d_only": "x[..., 0::2]",
+    "rope_in_place": "changed its input x",
+    "rope_odd_silently": "no partner",
+    "cache_never_read": "Does the new query see every cached key",
+    "cache_no_causal_mask": "apply the causal mask among the new tokens",
+    "cache_new_first": "old cache followed by the new keys",
+    "cache_not_returned": "the caches grow by one position",
+    "cache_2d_only": "np.swapaxes(keys, -1, -2)",
+}

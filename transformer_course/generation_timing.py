@@ -1,0 +1,71 @@
+"""How much a KV cache saves: time greedy generation with and without it, for growing lengths.
+
+Without a cache, step t runs the model on all t tokens so far; with one it runs on the newest
+token only and reads the earlier keys and values from the cache. Both produce the same tokens
+(:func:`timed_generation` checks this), so the difference is pure recomputation.
+
+Times are the CPU time of this process (``time.process_time``) on one thread: unlike wall time,
+it barely changes when other programs share the machine, so the table is stable on a busy
+laptop or a shared CI runner. (On a GPU, which runs asynchronously, wall time after a
+synchronization would be the measure; this module is for the CPU.)
+
+``python benchmarks/kv_cache_speedup.py`` prints the table; lesson 10 measures it live.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import torch
+
+from transformer_course.gpt import GPT
+
+
+@dataclass(frozen=True)
+class GenerationTiming:
+    """Best-of-``repeats`` CPU seconds to generate ``n_new`` tokens greedily, with and without the cache."""
+
+    n_new: int
+    recompute_s: float
+    cached_s: float
+
+    @property
+    def speedup(self) -> float:
+        return self.recompute_s / self.cached_s
+
+
+def _best_time(
+    model: GPT, prompt: list[int], n_new: int, use_cache: bool, repeats: int
+) -> tuple[float, list[int]]:
+    best, tokens = float("inf"), []
+    for _ in range(repeats):
+        start = time.process_time()
+        tokens = model.generate(prompt, n_new, temperature=0.0, use_cache=use_cache)
+        best = min(best, time.process_time() - start)
+    return best, tokens
+
+
+def timed_generation(model: GPT, prompt: list[int], n_new: int, repeats: int = 3) -> GenerationTiming:
+    """Time one length both ways; raise if the two ways disagree on a single token."""
+    if repeats < 1:
+        raise ValueError(f"repeats must be positive, got {repeats}")
+    recompute_s, recomputed = _best_time(model, prompt, n_new, False, repeats)
+    cached_s, cached = _best_time(model, prompt, n_new, True, repeats)
+    if recomputed != cached:
+        first = next(i for i, (a, b) in enumerate(zip(recomputed, cached, strict=True)) if a != b)
+        raise AssertionError(f"cached generation differs from recomputation at new token {first}")
+    return GenerationTiming(n_new, recompute_s, cached_s)
+
+
+def speedup_table(
+    model: GPT, prompt: list[int], lengths: list[int], repeats: int = 3, threads: int | None = 1
+) -> list[GenerationTiming]:
+    """:func:`timed_generation` for each length, on ``threads`` CPU threads (restored afterwards)."""
+    previous = torch.get_num_threads()
+    if threads is not None:
+        torch.set_num_threads(threads)
+    try:
+        return [timed_generation(model, prompt, n, repeats) for n in lengths]
+    finally:
+        torch.set_num_threads(previous)
