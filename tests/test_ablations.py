@@ -58,3 +58,13 @@ def test_shipped_results_cover_every_variant_with_three_seeds():
     for name, results in runs.items():
         assert len({r["seed"] for r in results}) >= 3, f"{name} needs at least three seeds"
         assert len({r["steps"] for r in results}) == 1 and results[0]["corpus_seed"] == ablations.CORPUS_SEED
+
+
+def test_comparison_says_separated_only_when_every_seed_is_on_one_side():
+    below = ablations.compare([75.5, 76.8, 78.5], [80.3, 86.6, 83.7])
+    assert below.separated and below.difference < 0 and "every seed below" in below.verdict()
+    assert below.chance == 2 / 20, "three seeds each: 2 of the 20 orders are separated by chance"
+    mixed = ablations.compare([43.2, 35.2, 46.2], [44.5, 42.0, 47.1])
+    assert not mixed.separated and "within the seeds' spread" in mixed.verdict()
+    with pytest.raises(ValueError):
+        ablations.compare([], [1.0])

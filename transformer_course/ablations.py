@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import statistics
 import time
 from dataclasses import dataclass
@@ -124,6 +125,35 @@ def spread(values: list[float]) -> Spread:
 def summarize(runs: dict[str, list[dict[str, Any]]], key: str) -> dict[str, Spread]:
     """``key`` (e.g. ``"length_bleu"``) over the seeds of each variant."""
     return {name: spread([r[key] for r in results]) for name, results in runs.items()}
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """One variant against another on one measurement, seed by seed.
+
+    ``separated`` is True when every seed of one lies on the same side of every seed of the
+    other. Two variants that differ only by their seeds still come out separated now and then:
+    ``chance`` is how often, when all ``n + m`` results are exchangeable (2 orders out of
+    ``comb(n + m, n)``), which is 1 in 10 for three seeds each.
+    """
+
+    difference: float
+    separated: bool
+    chance: float
+
+    def verdict(self) -> str:
+        if self.separated:
+            return f"{self.difference:+5.1f}, every seed {'above' if self.difference > 0 else 'below'}"
+        return f"{self.difference:+5.1f}, within the seeds' spread"
+
+
+def compare(values: list[float], reference: list[float]) -> Comparison:
+    """``values`` (one per seed) against ``reference``: difference of the means, and separation."""
+    if not values or not reference:
+        raise ValueError("compare needs at least one value on each side")
+    separated = min(values) > max(reference) or max(values) < min(reference)
+    chance = 2 / math.comb(len(values) + len(reference), len(values))
+    return Comparison(statistics.fmean(values) - statistics.fmean(reference), separated, chance)
 
 
 def _parse(argv: list[str] | None) -> argparse.Namespace:

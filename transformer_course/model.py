@@ -449,8 +449,8 @@ class Transformer(nn.Module):
         PyTorch's default draws a layer's weights and biases uniformly in +-1/sqrt(fan_in). The
         paper does not say how it initialized; ``nn.Transformer`` applies Xavier-uniform to every
         parameter with more than one dimension and leaves the biases as its layers drew them.
-        Lesson 9's benchmark trains from both (``benchmarks/translator_throughput.py --init``):
-        on its translator they end within run-to-run noise of each other, so this is a choice of
+        ``benchmarks/translator_throughput.py --init`` can start from either, but one run per
+        start does not separate them from seed noise: keeping the default is a choice of
         simplicity, not a measured improvement.
         """
         for module in self.modules():

@@ -49,6 +49,17 @@ def test_widget_redraws_when_the_inputs_change(model_and_tokenizer):
     assert "Type an English sentence" in widget.output.value
 
 
+def test_widget_numbers_heads_from_zero_and_flags_spelled_out_characters(model_and_tokenizer):
+    model, tokenizer = model_and_tokenizer
+    widget = TranslateWidget(model, tokenizer, sentence="The dog runs.")
+    labels = [label for label, value in widget.head.options if value >= 0]
+    assert labels == [f"head {h}" for h in range(model.config.n_heads)], "heads count from 0 (lesson 4)"
+    assert "bytes" not in widget.output.value
+    widget.text.value = "The dog eats 寿司."
+    widget.update()
+    assert "spelled as UTF-8 bytes" in widget.output.value
+
+
 def test_live_loss_curve_draws_each_entry():
     curve = LiveLossCurve(redraw_every=1)
     curve(LogEntry(step=10, loss=5.0, lr=1e-3, tokens_per_s=100.0, elapsed_s=1.0))
