@@ -6,8 +6,8 @@ import torch
 from transformer_course.corpus import make_corpus
 from transformer_course.evaluation import evaluate, score, translate
 from transformer_course.model import Transformer
+from transformer_course.settings import preset
 from transformer_course.tokenization import train_tokenizer
-from transformer_course.training import preset
 
 
 @pytest.fixture(scope="module")
@@ -15,7 +15,7 @@ def random_model():
     corpus = make_corpus(n_train=300, n_valid=10, n_test=12, n_length=5, seed=4)
     tokenizer = train_tokenizer([t for p in corpus.train for t in p], vocab_size=300)
     torch.manual_seed(0)
-    model = Transformer(preset("tiny").model_config(tokenizer.vocab_size, max_len=64))
+    model = Transformer(preset("tiny", max_len=64).with_vocabulary(tokenizer.vocab_size).model)
     return corpus, tokenizer, model.eval()
 
 
@@ -54,3 +54,17 @@ def test_evaluate_and_beam(random_model):
         translate(model, tokenizer, ["Hi."], method="sampling")
     with pytest.raises(TypeError, match="list"):
         translate(model, tokenizer, "Hi.")
+
+
+def test_repetition_loops_and_short_outputs_are_counted():
+    from transformer_course.evaluation import excess_repeats, output_profile
+
+    assert excess_repeats("el perro come el perro come", "el perro come") == 2
+    assert excess_repeats("a b a b", "a b a b") == 0, "repeating what the reference repeats is fine"
+    profile = output_profile(["el perro come el perro come", "el gato", "una casa roja"],
+                             ["el perro come", "el gato duerme en la casa", "una casa roja"])  # fmt: skip
+    assert (profile.looping, profile.much_shorter) == (pytest.approx(1 / 3), pytest.approx(1 / 3))
+    assert profile.length_ratio == pytest.approx((2 + 2 / 6 + 1) / 3)
+    assert "repeat" in profile.summary()
+    with pytest.raises(ValueError):
+        output_profile(["a"], [])

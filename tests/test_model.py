@@ -12,6 +12,7 @@ from torch import nn
 
 from transformer_course.model import (
     DecoderLayer,
+    Dropout,
     EncoderLayer,
     MultiHeadAttention,
     Transformer,
@@ -21,6 +22,7 @@ from transformer_course.model import (
     parameter_breakdown,
     sinusoidal_table,
 )
+from transformer_course.torch_reference import copy_to_torch
 
 TOLERANCE = 1e-5
 SHAPES = [  # (batch, query length, key length, d_model, heads)
@@ -47,23 +49,6 @@ def padding(batch: int, length: int, seed: int) -> torch.Tensor:
     return torch.arange(length)[None, :] >= lengths[:, None]
 
 
-def copy_attention(ours: MultiHeadAttention, theirs: nn.MultiheadAttention) -> None:
-    with torch.no_grad():
-        theirs.in_proj_weight.copy_(torch.cat([ours.q_proj.weight, ours.k_proj.weight, ours.v_proj.weight]))
-        theirs.in_proj_bias.copy_(torch.cat([ours.q_proj.bias, ours.k_proj.bias, ours.v_proj.bias]))
-        theirs.out_proj.weight.copy_(ours.out_proj.weight)
-        theirs.out_proj.bias.copy_(ours.out_proj.bias)
-
-
-def copy_common(ours: nn.Module, theirs: nn.Module, norms: int) -> None:
-    with torch.no_grad():
-        theirs.linear1.load_state_dict(ours.ff.linear1.state_dict())
-        theirs.linear2.load_state_dict(ours.ff.linear2.state_dict())
-        for i in range(1, norms + 1):
-            getattr(theirs, f"norm{i}").load_state_dict(getattr(ours, f"norm{i}").state_dict())
-    copy_attention(ours.self_attn, theirs.self_attn)
-
-
 def max_diff(a: torch.Tensor, b: torch.Tensor) -> float:
     return (a - b).abs().max().item()
 
@@ -75,7 +60,7 @@ def test_attention_matches_torch_multihead_attention(batch, n_q, n_k, d_model, h
     ours = MultiHeadAttention(d_model, heads).eval()
     randomize(ours, seed=n_q + n_k)
     theirs = nn.MultiheadAttention(d_model, heads, batch_first=True).eval()
-    copy_attention(ours, theirs)
+    copy_to_torch(ours, theirs)
     q, k, v = (
         torch.randn(batch, n_q, d_model),
         torch.randn(batch, n_k, d_model),
@@ -94,7 +79,7 @@ def test_causal_attention_matches_torch(batch, n_q, n_k, d_model, heads):
     ours = MultiHeadAttention(d_model, heads).eval()
     randomize(ours, seed=3)
     theirs = nn.MultiheadAttention(d_model, heads, batch_first=True).eval()
-    copy_attention(ours, theirs)
+    copy_to_torch(ours, theirs)
     x = torch.randn(batch, n_q, d_model)
     blocked = torch.ones(n_q, n_q, dtype=torch.bool).triu(1)  # torch.nn: True = may NOT attend
     expected, _ = theirs(x, x, x, attn_mask=blocked)
@@ -138,7 +123,7 @@ def test_encoder_layer_matches_torch(batch, length, _, d_model, heads, norm_firs
     theirs = nn.TransformerEncoderLayer(
         d_model, heads, 3 * d_model, dropout=0.0, batch_first=True, norm_first=norm_first
     ).eval()
-    copy_common(ours, theirs, norms=2)
+    copy_to_torch(ours, theirs)
     x = torch.randn(batch, length, d_model)
     for mask in (None, padding(batch, length, seed=11)):
         assert max_diff(ours(x, mask), theirs(x, src_key_padding_mask=mask)) <= TOLERANCE
@@ -153,8 +138,7 @@ def test_decoder_layer_matches_torch(batch, n_tgt, n_src, d_model, heads, norm_f
     theirs = nn.TransformerDecoderLayer(
         d_model, heads, 3 * d_model, dropout=0.0, batch_first=True, norm_first=norm_first
     ).eval()
-    copy_common(ours, theirs, norms=3)
-    copy_attention(ours.cross_attn, theirs.multihead_attn)
+    copy_to_torch(ours, theirs)
     x, memory = torch.randn(batch, n_tgt, d_model), torch.randn(batch, n_src, d_model)
     blocked = torch.ones(n_tgt, n_tgt, dtype=torch.bool).triu(1)
     tgt_pad, src_pad = padding(batch, n_tgt, seed=5), padding(batch, n_src, seed=6)
@@ -262,6 +246,55 @@ def test_dropout_is_active_only_in_training():
     assert max_diff(model(src, tgt_in), model(src, tgt_in)) > 1e-3
 
 
+def test_dropout_follows_the_paper_unless_asked():
+    """Section 5.4: dropout on sub-layer outputs and embedding sums only; torch.nn's places on request."""
+    paper = small_model(dropout=0.3)
+    layer = paper.decoder.layers[0]
+    assert (layer.dropout1.p, paper.encoder.embed.dropout.p) == (0.3, 0.3)
+    assert (layer.self_attn.dropout, layer.cross_attn.dropout, layer.ff.dropout.p) == (0.0, 0.0, 0.0)
+    like_torch = small_model(dropout=0.3, attention_dropout=0.3, ffn_dropout=0.3).decoder.layers[0]
+    assert (like_torch.self_attn.dropout, like_torch.ff.dropout.p) == (0.3, 0.3)
+
+
+def test_decoder_drops_only_a_redundant_padding_mask():
+    """Trailing target padding needs no mask (the causal mask hides it from real tokens)."""
+    model = small_model()
+    trailing = torch.tensor([[1, 9, 10, 12], [1, 11, 0, 0]])
+    assert model.decoder_padding_mask(trailing) is None
+    inside = torch.tensor([[1, 0, 10, 12], [1, 11, 0, 0]])
+    assert model.decoder_padding_mask(inside).tolist() == (inside == 0).tolist()
+    src = torch.tensor([[3, 4, 5], [6, 7, 0]])
+    memory, src_mask = model.encode(src)
+    fast = model.decode(trailing, memory, src_mask)
+    masked = model.output_proj(model.decoder(trailing, memory, trailing == 0, src_mask))
+    real = trailing != 0
+    assert max_diff(fast[real], masked[real]) <= TOLERANCE
+
+
+def test_one_product_projection_equals_three():
+    torch.manual_seed(6)
+    attention = MultiHeadAttention(16, 4)
+    x, memory = torch.randn(2, 5, 16), torch.randn(2, 7, 16)
+    for query, key in ((x, x), (x, memory)):
+        fused = attention.project(query, key, key)
+        inputs = ((attention.q_proj, query), (attention.k_proj, key), (attention.v_proj, key))
+        separate = [attention._split_heads(projection(t)) for projection, t in inputs]
+        for a, b in zip(fused, separate, strict=True):
+            assert a.shape == (2, 4, a.shape[2], 4) and max_diff(a, b) <= TOLERANCE
+
+
+def test_learned_positions_are_trained_and_counted():
+    model = small_model(learned_positions=True)
+    table = model.encoder.embed.positions
+    assert isinstance(table, nn.Parameter) and table.shape == (20, 16)
+    assert table is not model.decoder.embed.positions
+    tokens = torch.tensor([[3, 4]])
+    expected = model.encoder.embed.tokens(tokens) * 4.0 + table[:2]
+    assert max_diff(model.encoder.embed(tokens), expected) <= TOLERANCE
+    sinusoidal = sum(p.numel() for p in small_model().parameters())
+    assert sum(parameter_breakdown(model).values()) == sinusoidal + 2 * 20 * 16
+
+
 def test_base_model_size_term_by_term():
     parts = count_parameters(base_model_config())
     d, ff, vocab, n = 512, 2048, 37000, 6
@@ -309,6 +342,7 @@ def test_untied_model_counts_output_projection_and_final_norms():
         (dict(share_embeddings=True), "same size"),
         (dict(pad_id=20), "pad_id"),
         (dict(dropout=1.0), "dropout"),
+        (dict(attention_dropout=-0.1), "attention_dropout"),
         (dict(d_model=0), "positive"),
     ],
 )
@@ -353,3 +387,16 @@ def test_attention_checks_shapes():
         attention(x, x, x, key_padding_mask=torch.zeros(2, 4, dtype=torch.bool))
     with pytest.raises(ValueError, match="not divisible"):
         MultiHeadAttention(10, 4)
+
+
+def test_dropout_is_inverted_dropout():
+    torch.manual_seed(7)
+    drop = Dropout(0.25).train()
+    x = torch.ones(400, 500)
+    y = drop(x)
+    kept = y != 0
+    assert abs(kept.float().mean().item() - 0.75) < 0.01, "each value is zeroed with probability p"
+    assert torch.allclose(y[kept], torch.full_like(y[kept], 1 / 0.75)), "kept values scale by 1/(1-p)"
+    assert drop.eval()(x) is x and Dropout(0.0).train()(x) is x
+    with pytest.raises(ValueError, match="probability"):
+        Dropout(1.0)

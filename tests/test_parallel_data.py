@@ -61,3 +61,20 @@ def test_split_keeps_duplicate_sources_together_and_is_deterministic():
     assert (train, valid, test) == split_pairs(pairs, 0.2, 0.2, seed=1)
     with pytest.raises(ValueError, match="leave something"):
         split_pairs(pairs, 0.5, 0.5)
+
+
+def test_real_corpus_has_the_generated_corpus_splits():
+    from transformer_course.parallel_data import real_corpus, source_words
+
+    pairs = [(" ".join(["w"] * (i % 20 + 1)) + f" {i // 3}.", f"s{i}") for i in range(600)]
+    pairs += [(pairs[0][0], "otra traducción")]  # a source with two translations
+    corpus = real_corpus(pairs, seed=1)
+    splits = {name: corpus.split(name) for name in ("train", "valid", "test", "length")}
+    assert sum(len(s) for s in splits.values()) == len(pairs)
+    assert all(source_words(p) > corpus.max_train_words for p in splits["length"])
+    assert max(source_words(p) for p in splits["train"]) == corpus.max_train_words
+    assert 0 < len(splits["length"]) <= 0.05 * len(pairs)
+    sides = {name: {p[0] for p in split} for name, split in splits.items()}
+    assert not sides["train"] & (sides["valid"] | sides["test"]), "no test sentence is seen in training"
+    with pytest.raises(ValueError, match="too few"):
+        real_corpus(pairs[:1], valid_fraction=0.9)

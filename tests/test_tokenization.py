@@ -1,9 +1,9 @@
-"""The BPE tokenizer: special ids, exact round trips, save and load."""
+"""The BPE tokenizer: special ids, byte fallback, exact round trips, save and load."""
 
 import pytest
 
 from transformer_course.corpus import make_corpus
-from transformer_course.tokenization import SubwordTokenizer, train_tokenizer
+from transformer_course.tokenization import BYTE_TOKENS, SubwordTokenizer, train_tokenizer
 
 
 @pytest.fixture(scope="module")
@@ -17,7 +17,8 @@ def test_special_token_ids(setup):
     _, tok = setup
     assert (tok.pad_id, tok.bos_id, tok.eos_id, tok.unk_id) == (0, 1, 2, 3)
     assert [tok.id_to_token(i) for i in range(4)] == ["<pad>", "<s>", "</s>", "<unk>"]
-    assert tok.vocab_size <= 600
+    assert tok.vocab_size == 600
+    assert [tok.id_to_token(i) for i in range(600 - 256, 600)] == list(BYTE_TOKENS)
 
 
 def test_round_trip_is_exact_on_unseen_sentences(setup):
@@ -39,7 +40,21 @@ def test_decode_stops_at_eos_and_skips_padding(setup):
 def test_subwords_split_rare_words(setup):
     _, tok = setup
     assert len(tok.tokens("Comeremos")) > 1
-    assert tok.encode("日本", add_eos=False)[-1] == tok.unk_id
+
+
+@pytest.mark.parametrize("text", ["日本語 🍎", "Zürich, naïve Œuvre!", "tab\there", "x\u00a0y", "Ω≈ç√∫"])
+def test_unseen_characters_fall_back_to_bytes(setup, text):
+    _, tok = setup
+    ids = tok.encode(text, add_eos=False)
+    assert tok.unk_id not in ids, "byte fallback: nothing is out of vocabulary"
+    assert tok.decode(ids) == text
+    assert "<0xF0>" in tok.tokens("🍎"), "an emoji is written as its four UTF-8 bytes"
+
+
+def test_what_decoding_does_not_give_back(setup):
+    _, tok = setup
+    assert tok.decode(tok.encode("Cafe\u0301.")) == "Café.", "text is normalized to NFC"
+    assert tok.decode(tok.encode("  two  spaces")) == " two  spaces", "a leading space is dropped"
 
 
 def test_save_and_load_give_the_same_ids(setup, tmp_path):
@@ -59,7 +74,7 @@ def test_friendly_errors(tmp_path):
         train_tokenizer(["  "])
     with pytest.raises(FileNotFoundError):
         SubwordTokenizer.load(tmp_path / "none.json")
-    tok = train_tokenizer(["hola mundo"], vocab_size=50)
+    tok = train_tokenizer(["hola mundo"], vocab_size=300)
     with pytest.raises(TypeError):
         tok.encode(3)
     with pytest.raises(TypeError):

@@ -1,20 +1,17 @@
-"""Training: token batching, collation, resumable checkpoints, the sanity task."""
+"""Training: settings, token batching, collation, resumable checkpoints, the sanity task."""
 
 import pytest
 import torch
 
+from transformer_course.batching import BatchStream, collate, token_batches
+from transformer_course.checkpoint import FORMAT
 from transformer_course.corpus import make_corpus
+from transformer_course.devices import choose_device
+from transformer_course.model import TransformerConfig
 from transformer_course.sanity_task import make_batch, train_sanity
-from transformer_course.training import (
-    BatchStream,
-    Trainer,
-    choose_device,
-    collate,
-    load_translator,
-    prepare_data,
-    preset,
-    token_batches,
-)
+from transformer_course.settings import TrainSettings, preset
+from transformer_course.training import Trainer, prepare_data
+from transformer_course.translator import load_translator
 
 
 @pytest.fixture(scope="module")
@@ -97,13 +94,41 @@ def test_inference_checkpoint_loads_and_cannot_resume(tiny_data, tmp_path):
         load_translator(tmp_path / "missing.pt")
 
 
-def test_presets_and_device():
+def test_presets_route_overrides_to_the_model_or_the_run():
     assert choose_device().type in ("cuda", "mps", "cpu")
-    assert preset("quick", n_heads=1).n_heads == 1
+    settings = preset("quick", n_heads=1, seed=3, vocab_size=500)
+    assert settings.model.n_heads == 1 and settings.seed == 3
+    assert settings.model.src_vocab_size == settings.model.tgt_vocab_size == settings.vocab_size == 500
+    assert preset("quick").model.n_heads == 4, "a preset is not changed by an override"
     with pytest.raises(ValueError, match="unknown preset"):
         preset("huge")
     with pytest.raises(ValueError, match="unknown settings"):
         preset("quick", heads=3)
+    with pytest.raises(ValueError, match="divisible"):
+        preset("quick", n_heads=5)
+
+
+def test_settings_round_trip_and_refuse_two_vocabularies():
+    settings = preset("tiny", norm_first=True, max_steps=7)
+    assert TrainSettings.from_dict(settings.to_dict()) == settings
+    with pytest.raises(ValueError, match="shared by both languages"):
+        TrainSettings(model=TransformerConfig(src_vocab_size=10, tgt_vocab_size=12))
+    with pytest.raises(TypeError, match="TransformerConfig"):
+        TrainSettings(model={"d_model": 8})
+
+
+def test_trainer_takes_the_tokenizers_vocabulary(tiny_data):
+    settings, data = tiny_data
+    trainer = Trainer(preset("tiny", vocab_size=5000), data.tokenizer, data.train, device="cpu")
+    assert trainer.settings.vocab_size == data.tokenizer.vocab_size < 5000
+    assert trainer.model.config == trainer.settings.model
+
+
+def test_checkpoint_of_another_format_is_refused(tmp_path):
+    path = tmp_path / "old.pt"
+    torch.save({"format": "transformer_course.translator/1"}, path)
+    with pytest.raises(ValueError, match=FORMAT.replace(".", r"\.")):
+        load_translator(path)
 
 
 def test_sanity_batches_reverse_the_source():
@@ -128,9 +153,28 @@ def test_train_command_writes_checkpoint_and_report(tmp_path, capsys):
 
     out = tmp_path / "tiny.pt"
     results = main(["--preset", "tiny", "--out", str(out), "--max-steps", "3", "--no-progress",
-                    "--eval-sentences", "5", "--set", "n_train=300"])  # fmt: skip
+                    "--eval-sentences", "5", "--set", "n_train=300", "--set", "norm_first=true"])  # fmt: skip
     assert out.is_file() and results["steps"] == 3
     report = json.loads(out.with_suffix(".json").read_text(encoding="utf-8"))
     assert "version:" in report["test_greedy"]["bleu_signature"]
+    assert 0 <= report["length_greedy"]["profile"]["looping"] <= 1 and report["train_cpu_seconds"] > 0
     assert report["parameters"] == load_translator(out).n_parameters
+    assert report["settings"]["model"]["norm_first"] is True and report["data"] == {"source": "generated"}
     assert "BLEU" in capsys.readouterr().out
+
+
+def test_train_command_reads_a_tsv_corpus(tmp_path):
+    from transformer_course.train import main
+
+    pairs = make_corpus(n_train=400, n_valid=0, n_test=0, n_length=0, seed=8).train
+    data = tmp_path / "pairs.tsv"
+    data.write_text("".join(f"{es}\t{en}\tattribution\n" for en, es in pairs), encoding="utf-8")
+    out = tmp_path / "tsv.pt"
+    results = main(["--preset", "tiny", "--data", str(data), "--swap", "--out", str(out), "--max-steps", "2",
+                    "--no-progress", "--eval-sentences", "4"])  # fmt: skip
+    assert results["data"]["source"] == str(data) and results["data"]["swap"] is True
+    assert sum(results["data"]["pairs"].values()) == 400
+    assert results["test_greedy"]["n_sentences"] == 4 and results["length_greedy"]["n_sentences"] == 4
+    assert load_translator(out).n_parameters == results["parameters"]
+    with pytest.raises(SystemExit, match="no parallel corpus"):
+        main(["--preset", "tiny", "--data", str(tmp_path / "none.tsv"), "--out", str(out)])

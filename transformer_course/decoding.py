@@ -7,7 +7,9 @@ hypotheses with the length penalty of Wu et al. (2016), as the paper does (beam 
 
 All functions put the model in eval mode for the call (restoring its mode afterwards), run
 without gradients, and return ``(B, L)`` tensors of generated ids **without** the BOS token:
-each row ends at its EOS and is padded with ``pad_id`` after it.
+each row ends at its EOS and is padded with ``pad_id`` after it. They never choose ``pad_id`` as
+a token (its probability is set to zero, as fairseq does): padding is not a word, and a prefix
+with padding only at its end is what lets the decoder take its causal fast path.
 """
 
 from __future__ import annotations
@@ -20,6 +22,13 @@ import torch
 from torch import Tensor
 
 from transformer_course.model import Transformer
+
+
+def _next_token_logits(model: Transformer, prefix: Tensor, memory: Tensor, src_mask: Tensor) -> Tensor:
+    """``(B, V)`` float logits for the token after ``prefix``, with padding ruled out."""
+    logits = model.decode(prefix, memory, src_mask)[:, -1].float()
+    logits[:, model.config.pad_id] = float("-inf")
+    return logits
 
 
 @contextmanager
@@ -65,8 +74,7 @@ def greedy_decode(model: Transformer, src: Tensor, bos_id: int, eos_id: int, max
         prefix = torch.full((batch, 1), bos_id, dtype=torch.long, device=src.device)
         finished = torch.zeros(batch, dtype=torch.bool, device=src.device)
         for _ in range(max_len):
-            logits = model.decode(prefix, memory, src_mask)[:, -1]
-            next_token = logits.argmax(dim=-1)
+            next_token = _next_token_logits(model, prefix, memory, src_mask).argmax(dim=-1)
             next_token = torch.where(finished, torch.full_like(next_token, pad_id), next_token)
             prefix = torch.cat([prefix, next_token[:, None]], dim=1)
             finished |= next_token == eos_id
@@ -124,7 +132,7 @@ def beam_search(
         done = [False] * batch
         best_possible_lp = length_penalty_factor(max_len, length_penalty)
         for step in range(1, max_len + 1):
-            log_probs = torch.log_softmax(model.decode(prefixes, memory, src_mask)[:, -1].float(), -1)
+            log_probs = torch.log_softmax(_next_token_logits(model, prefixes, memory, src_mask), -1)
             vocab = log_probs.shape[-1]
             candidates = (live_scores[:, :, None] + log_probs.view(batch, k, vocab)).view(batch, -1)
             top_scores, top_index = candidates.topk(min(2 * k, k * vocab), dim=1)
@@ -218,7 +226,7 @@ def greedy_trace(
         prefix = [bos_id]
         for step in range(1, max_len + 1):
             tgt_in = torch.tensor([prefix], dtype=torch.long, device=src.device)
-            probs = torch.softmax(model.decode(tgt_in, memory, src_mask)[0, -1].float(), dim=-1)
+            probs = torch.softmax(_next_token_logits(model, tgt_in, memory, src_mask)[0], dim=-1)
             values, indices = probs.topk(min(top_k, probs.numel()))
             chosen = int(indices[0])
             steps.append(

@@ -8,6 +8,7 @@ not comparable with anyone else's, which is why every result here carries one.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -116,3 +117,49 @@ def evaluate(
         raise ValueError("no sentence pairs to evaluate")
     hypotheses = translate(model, tokenizer, [p[0] for p in pairs], method, beam_size, batch_size)
     return score(hypotheses, [p[1] for p in pairs]), hypotheses
+
+
+def excess_repeats(hypothesis: str, reference: str, n: int = 2) -> int:
+    """How many word n-grams ``hypothesis`` repeats beyond what ``reference`` does.
+
+    A decoder caught in a loop (``... el perro come el perro come ...``) repeats n-grams the
+    reference has once; a correct translation repeats only what the reference repeats.
+    """
+
+    def ngrams(text: str) -> Counter:
+        words = text.split()
+        return Counter(tuple(words[i : i + n]) for i in range(len(words) - n + 1))
+
+    in_reference = ngrams(reference)
+    return sum(max(0, count - max(in_reference[gram], 1)) for gram, count in ngrams(hypothesis).items())
+
+
+@dataclass(frozen=True)
+class OutputProfile:
+    """How a system's outputs fail on a test set, beyond one score."""
+
+    n_sentences: int
+    looping: float
+    much_shorter: float
+    length_ratio: float
+
+    def summary(self) -> str:
+        return (
+            f"{self.looping:5.1%} repeat words the reference does not, {self.much_shorter:5.1%} are "
+            f"under 80% of the reference's length, mean length {self.length_ratio:.2f}x the reference"
+        )
+
+
+def output_profile(hypotheses: Sequence[str], references: Sequence[str]) -> OutputProfile:
+    """The share of outputs that loop (:func:`excess_repeats` > 0), that are much shorter than
+    their reference (under 80% of its words: a dropped clause), and the mean length ratio."""
+    if len(hypotheses) != len(references) or not hypotheses:
+        raise ValueError("pass as many hypotheses as references, at least one")
+    ratios = [len(h.split()) / max(1, len(r.split())) for h, r in zip(hypotheses, references, strict=True)]
+    loops = [excess_repeats(h, r) > 0 for h, r in zip(hypotheses, references, strict=True)]
+    return OutputProfile(
+        n_sentences=len(hypotheses),
+        looping=sum(loops) / len(loops),
+        much_shorter=sum(r < 0.8 for r in ratios) / len(ratios),
+        length_ratio=sum(ratios) / len(ratios),
+    )

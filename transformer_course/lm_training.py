@@ -23,9 +23,10 @@ from typing import Any
 import torch
 from torch import Tensor
 
+from transformer_course.checkpoint import CHECKPOINT_DIR_VARIABLE, shipped_checkpoint
+from transformer_course.devices import choose_device
 from transformer_course.gpt import GPT, GPTConfig, next_token_loss, per_position_loss
 from transformer_course.lm_data import CharCorpus, CharTokenizer, all_windows, random_blocks
-from transformer_course.training import CHECKPOINT_DIR_VARIABLE, choose_device
 
 CHECKPOINT_FORMAT = "transformer_course.gpt/1"
 
@@ -358,8 +359,6 @@ def load_gpt(path: str | Path, device: torch.device | str | None = "cpu") -> Tra
 def shipped_gpt_file(name: str) -> Path:
     """A file of lesson 10's shipped results: the package's ``checkpoints/`` folder, or the folder
     ``$TRANSFORMER_COURSE_CHECKPOINTS`` names."""
-    from transformer_course.training import shipped_checkpoint
-
     try:
         return shipped_checkpoint(name)
     except FileNotFoundError:

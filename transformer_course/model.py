@@ -1,16 +1,23 @@
 """The encoder-decoder Transformer of *Attention Is All You Need*, in PyTorch.
 
 This is the model lesson 8 explains and lesson 9 trains. It follows the paper (post-norm
-residual blocks, sinusoidal positions, embeddings scaled by sqrt(d_model), optional weight tying
-between the embeddings and the output projection) and keeps three ablation switches so lessons can
-show what each piece is for.
+residual blocks, sinusoidal positions, embeddings scaled by sqrt(d_model), dropout where section 5.4
+puts it, optional weight tying between the embeddings and the output projection) and keeps
+ablation switches so lessons can show what each piece is for.
 
-Attention runs on ``torch.nn.functional.scaled_dot_product_attention`` so that a GPU uses its
-fused kernels. Masks follow that function's convention: a boolean ``attn_mask`` is **True where
-a query may attend**. Padding masks returned to callers follow ``torch.nn``'s convention instead:
-``key_padding_mask`` is **True where the token is padding**. Keeping both conventions visible
-(and converting in one place, :func:`_attention_mask`) is deliberate: mixing them up is the most
-common Transformer bug.
+It is also built to be fast without hiding the formulas: self-attention computes Q, K and V in one
+matrix product (:meth:`MultiHeadAttention.project`), the decoder skips a padding mask that the
+causal mask makes redundant (:meth:`Transformer.decoder_padding_mask`), dropout draws its masks
+the fast way (:class:`Dropout`), and attention runs on
+``torch.nn.functional.scaled_dot_product_attention``, whose fused kernels (on a CPU as on a GPU)
+never materialize the attention weights. ``benchmarks/translator_throughput.py`` measures what each bought
+against ``torch.nn.Transformer``'s layers.
+
+Masks follow ``scaled_dot_product_attention``'s convention: a boolean ``attn_mask`` is **True
+where a query may attend**. Padding masks returned to callers follow ``torch.nn``'s convention
+instead: ``key_padding_mask`` is **True where the token is padding**. Keeping both conventions
+visible (and converting in one place, :func:`_attention_mask`) is deliberate: mixing them up is
+the most common Transformer bug.
 """
 
 from __future__ import annotations
@@ -29,7 +36,14 @@ class TransformerConfig:
 
     ``norm_first=False`` is the paper's post-norm block, ``LayerNorm(x + Sublayer(x))``; ``True``
     is the pre-norm variant, ``x + Sublayer(LayerNorm(x))``, which trains more easily without
-    warmup. ``positional_encoding`` and ``scale_attention`` exist for ablations.
+    warmup. ``positional_encoding`` and ``scale_attention`` exist for ablations;
+    ``learned_positions`` replaces the sinusoids by a learned table of ``max_len`` vectors (the
+    paper's Table 3, row E).
+    ``dropout`` is the paper's P_drop (section 5.4): on each sub-layer's output before the residual
+    addition, and on the sums of embeddings and positions. ``attention_dropout`` (on the attention
+    weights) and ``ffn_dropout`` (after the feed-forward network's ReLU) are off in the paper;
+    ``torch.nn``'s Transformer layers use ``dropout`` in both places, which is what setting them to
+    ``dropout`` reproduces.
     ``share_embeddings`` ties the source and target embeddings and the output projection, as the
     paper does; it needs one vocabulary shared by both languages.
     """
@@ -42,10 +56,13 @@ class TransformerConfig:
     n_encoder_layers: int = 6
     n_decoder_layers: int = 6
     dropout: float = 0.1
+    attention_dropout: float = 0.0
+    ffn_dropout: float = 0.0
     max_len: int = 512
     pad_id: int = 0
     norm_first: bool = False
     positional_encoding: bool = True
+    learned_positions: bool = False
     scale_attention: bool = True
     share_embeddings: bool = False
 
@@ -64,8 +81,10 @@ class TransformerConfig:
                 "gets d_model / n_heads dimensions, so pick sizes that divide evenly "
                 "(the paper uses 512 / 8 = 64)"
             )
-        if not 0.0 <= self.dropout < 1.0:
-            raise ValueError(f"dropout must be in [0, 1), got {self.dropout!r}")
+        for name in ("dropout", "attention_dropout", "ffn_dropout"):
+            value = getattr(self, name)
+            if not 0.0 <= value < 1.0:
+                raise ValueError(f"{name} must be in [0, 1), got {value!r}")
         smallest_vocab = min(self.src_vocab_size, self.tgt_vocab_size)
         if not isinstance(self.pad_id, int) or not 0 <= self.pad_id < smallest_vocab:
             raise ValueError(
@@ -118,13 +137,49 @@ def _attention_mask(
     return mask
 
 
+class Dropout(nn.Module):
+    """Inverted dropout, what ``nn.Dropout`` computes: while training, zero each value with
+    probability ``p`` and scale the others by ``1 / (1 - p)``, so that the expected value stays
+    the same and evaluation needs no rescaling.
+
+    Written out because on a CPU drawing the random mask is most of its cost, and ``torch.rand``
+    draws it faster than the Bernoulli sampler behind ``nn.Dropout`` (the benchmark's breakdown
+    measures what that bought). On a GPU ``nn.Dropout``'s fused kernel is used.
+    """
+
+    def __init__(self, p: float = 0.0) -> None:
+        super().__init__()
+        if not 0.0 <= p < 1.0:
+            raise ValueError(f"dropout probability must be in [0, 1), got {p!r}")
+        self.p = p
+
+    def forward(self, x: Tensor) -> Tensor:
+        if not self.training or self.p == 0.0:
+            return x
+        if x.device.type != "cpu":
+            return F.dropout(x, self.p, training=True)
+        keep = torch.rand_like(x).ge_(self.p).div_(1.0 - self.p)  # 0 or 1 / (1 - p)
+        return x * keep
+
+    def extra_repr(self) -> str:
+        return f"p={self.p}"
+
+
+def _stacked_linear(x: Tensor, layers: tuple[nn.Linear, ...]) -> tuple[Tensor, ...]:
+    """``layer(x) for layer in layers`` as one matrix product with the weights stacked."""
+    weight = torch.cat([layer.weight for layer in layers])
+    bias = torch.cat([layer.bias for layer in layers])
+    return F.linear(x, weight, bias).chunk(len(layers), dim=-1)
+
+
 class MultiHeadAttention(nn.Module):
     """Multi-head attention: h scaled dot-product attentions on learned projections, concatenated.
 
     ``forward(query, key, value)`` takes ``(B, T, d_model)`` tensors. ``key_padding_mask`` is a
     ``(B, T_k)`` bool tensor, True where the key is padding; ``causal=True`` stops query t from
-    seeing keys after t (decoder self-attention). The four projections are separate ``nn.Linear``
-    layers so that a lesson can point at W^Q, W^K, W^V and W^O one by one.
+    seeing keys after t (decoder self-attention). ``dropout`` applies to the attention weights.
+    The four projections are separate ``nn.Linear`` layers so that a lesson can point at W^Q, W^K,
+    W^V and W^O one by one; :meth:`project` still runs them as one matrix product where it can.
     """
 
     def __init__(self, d_model: int, n_heads: int, dropout: float = 0.0, scale: bool = True) -> None:
@@ -147,6 +202,23 @@ class MultiHeadAttention(nn.Module):
     def _split_heads(self, x: Tensor) -> Tensor:
         batch, length, _ = x.shape
         return x.view(batch, length, self.n_heads, self.d_head).transpose(1, 2)
+
+    def project(self, query: Tensor, key: Tensor, value: Tensor) -> tuple[Tensor, Tensor, Tensor]:
+        """``Q = query W^Q``, ``K = key W^K``, ``V = value W^V``, split into ``(B, h, T, d_k)`` heads.
+
+        In self-attention the three inputs are one tensor, so stacking ``[W^Q; W^K; W^V]`` turns
+        three matrix products into one, three times as wide: fewer, larger products keep the
+        hardware busier (``nn.MultiheadAttention`` stores its weights stacked for the same
+        reason). Cross-attention stacks ``[W^K; W^V]``, which both read the encoder's memory.
+        """
+        projections = (self.q_proj, self.k_proj, self.v_proj)
+        if query is key and key is value:
+            projected = _stacked_linear(query, projections)
+        elif key is value:
+            projected = (self.q_proj(query), *_stacked_linear(key, projections[1:]))
+        else:
+            projected = tuple(p(x) for p, x in zip(projections, (query, key, value), strict=True))
+        return tuple(self._split_heads(x) for x in projected)
 
     def _check(self, query: Tensor, key: Tensor, value: Tensor, key_padding_mask: Tensor | None):
         for name, t in (("query", query), ("key", key), ("value", value)):
@@ -176,9 +248,7 @@ class MultiHeadAttention(nn.Module):
         causal: bool = False,
     ) -> Tensor:
         self._check(query, key, value, key_padding_mask)
-        q = self._split_heads(self.q_proj(query))
-        k = self._split_heads(self.k_proj(key))
-        v = self._split_heads(self.v_proj(value))
+        q, k, v = self.project(query, key, value)
         n_q, n_k = q.shape[-2], k.shape[-2]
         dropout_p = self.dropout if self.training else 0.0
         scale = None if self.scale else 1.0
@@ -222,7 +292,7 @@ class FeedForward(nn.Module):
         super().__init__()
         self.linear1 = nn.Linear(d_model, d_ff)
         self.linear2 = nn.Linear(d_ff, d_model)
-        self.dropout = nn.Dropout(dropout)
+        self.dropout = Dropout(dropout)
 
     def forward(self, x: Tensor) -> Tensor:
         return self.linear2(self.dropout(torch.relu(self.linear1(x))))
@@ -235,13 +305,13 @@ class EncoderLayer(nn.Module):
         super().__init__()
         self.norm_first = config.norm_first
         self.self_attn = MultiHeadAttention(
-            config.d_model, config.n_heads, config.dropout, config.scale_attention
+            config.d_model, config.n_heads, config.attention_dropout, config.scale_attention
         )
-        self.ff = FeedForward(config.d_model, config.d_ff, config.dropout)
+        self.ff = FeedForward(config.d_model, config.d_ff, config.ffn_dropout)
         self.norm1 = nn.LayerNorm(config.d_model)
         self.norm2 = nn.LayerNorm(config.d_model)
-        self.dropout1 = nn.Dropout(config.dropout)
-        self.dropout2 = nn.Dropout(config.dropout)
+        self.dropout1 = Dropout(config.dropout)
+        self.dropout2 = Dropout(config.dropout)
 
     def forward(self, x: Tensor, key_padding_mask: Tensor | None = None) -> Tensor:
         if self.norm_first:
@@ -258,16 +328,16 @@ class DecoderLayer(nn.Module):
     def __init__(self, config: TransformerConfig) -> None:
         super().__init__()
         self.norm_first = config.norm_first
-        args = (config.d_model, config.n_heads, config.dropout, config.scale_attention)
+        args = (config.d_model, config.n_heads, config.attention_dropout, config.scale_attention)
         self.self_attn = MultiHeadAttention(*args)
         self.cross_attn = MultiHeadAttention(*args)
-        self.ff = FeedForward(config.d_model, config.d_ff, config.dropout)
+        self.ff = FeedForward(config.d_model, config.d_ff, config.ffn_dropout)
         self.norm1 = nn.LayerNorm(config.d_model)
         self.norm2 = nn.LayerNorm(config.d_model)
         self.norm3 = nn.LayerNorm(config.d_model)
-        self.dropout1 = nn.Dropout(config.dropout)
-        self.dropout2 = nn.Dropout(config.dropout)
-        self.dropout3 = nn.Dropout(config.dropout)
+        self.dropout1 = Dropout(config.dropout)
+        self.dropout2 = Dropout(config.dropout)
+        self.dropout3 = Dropout(config.dropout)
 
     def forward(
         self,
@@ -288,11 +358,13 @@ class DecoderLayer(nn.Module):
 
 
 class Embedding(nn.Module):
-    """Token embedding times sqrt(d_model), plus the sinusoidal positions, then dropout.
+    """Token embedding times sqrt(d_model), plus the positions, then dropout.
 
     The scaling keeps the embeddings (initialized with standard deviation d_model^-0.5, so that a
-    tied output projection starts with sensible logits) on the same scale as the positional
-    encodings, whose entries lie in [-1, 1].
+    tied output projection starts with sensible logits) on the same scale as the sinusoidal
+    positions, whose entries lie in [-1, 1]. With ``learned_positions`` the positions are a
+    trained ``(max_len, d_model)`` table instead, started at N(0, d_model^-0.5) as in fairseq: a
+    position never seen in training keeps its random start.
     """
 
     def __init__(self, vocab_size: int, config: TransformerConfig) -> None:
@@ -300,8 +372,13 @@ class Embedding(nn.Module):
         self.d_model = config.d_model
         self.tokens = nn.Embedding(vocab_size, config.d_model, padding_idx=config.pad_id)
         self.use_positions = config.positional_encoding
-        self.register_buffer("positions", sinusoidal_table(config.max_len, config.d_model), persistent=False)
-        self.dropout = nn.Dropout(config.dropout)
+        if config.learned_positions:
+            start = torch.randn(config.max_len, config.d_model) * config.d_model**-0.5
+            self.positions = nn.Parameter(start)
+        else:
+            table = sinusoidal_table(config.max_len, config.d_model)
+            self.register_buffer("positions", table, persistent=False)
+        self.dropout = Dropout(config.dropout)
 
     def forward(self, tokens: Tensor) -> Tensor:
         x = self.tokens(tokens) * math.sqrt(self.d_model)
@@ -369,10 +446,12 @@ class Transformer(nn.Module):
     def _reset_parameters(self) -> None:
         """N(0, d_model^-0.5) embeddings with zero pad rows; every ``nn.Linear`` keeps its default.
 
-        PyTorch's default draws a layer's weights uniformly in +-1/sqrt(fan_in), smaller than
-        Xavier-uniform for the attention output and the FFN's second layer, so each residual branch
-        of the post-norm model starts small. On lesson 9's translator it ended slightly ahead of
-        Xavier-uniform for every matrix (``benchmarks/translator_throughput.py --init``).
+        PyTorch's default draws a layer's weights and biases uniformly in +-1/sqrt(fan_in). The
+        paper does not say how it initialized; ``nn.Transformer`` applies Xavier-uniform to every
+        parameter with more than one dimension and leaves the biases as its layers drew them.
+        ``benchmarks/translator_throughput.py --init`` can start from either, but one run per
+        start does not separate them from seed noise: keeping the default is a choice of
+        simplicity, not a measured improvement.
         """
         for module in self.modules():
             if isinstance(module, nn.Embedding):
@@ -407,6 +486,21 @@ class Transformer(nn.Module):
         """``(B, T)`` bool, True where ``tokens`` is ``pad_id`` (torch.nn's key_padding_mask)."""
         return tokens == self.config.pad_id
 
+    def decoder_padding_mask(self, tgt_in: Tensor) -> Tensor | None:
+        """The padding mask of decoder self-attention, or ``None`` where the causal mask suffices.
+
+        Batches pad each target at its end. A real token at position t sees positions <= t
+        only, all of them real, so the padding mask changes nothing for real tokens; dropping it
+        lets self-attention take the causal fast path (``is_causal``: no mask to build or read).
+        Pad positions then attend to earlier pads, but nothing reads their outputs: no real token
+        sees them and the loss skips them. (Decoding never writes the pad token, so a generated
+        prefix is padded only after its end too.) Padding anywhere else keeps the mask.
+        """
+        padding = self.padding_mask(tgt_in)
+        if padding.device.type == "meta" or bool((padding[:, :-1] <= padding[:, 1:]).all()):
+            return None
+        return padding
+
     def encode(self, src: Tensor) -> tuple[Tensor, Tensor]:
         """Run the encoder once: ``(memory (B, S, D), src_key_padding_mask (B, S), True = pad)``."""
         self._check_tokens("src", src, self.config.src_vocab_size)
@@ -429,7 +523,7 @@ class Transformer(nn.Module):
                 f"(True = padding), got {src_key_padding_mask.dtype} "
                 f"{tuple(src_key_padding_mask.shape)}"
             )
-        hidden = self.decoder(tgt_in, memory, self.padding_mask(tgt_in), src_key_padding_mask)
+        hidden = self.decoder(tgt_in, memory, self.decoder_padding_mask(tgt_in), src_key_padding_mask)
         return self.output_proj(hidden)
 
     def forward(self, src: Tensor, tgt_in: Tensor) -> Tensor:

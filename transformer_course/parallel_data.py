@@ -2,8 +2,9 @@
 
 Tatoeba's sentence-pair exports (and ManyThings' ``spa.txt``) and many Multi30k conversions put
 one pair per line: ``source<TAB>target``, optionally followed by more tab-separated columns such
-as the attribution. With internet access (for example on Colab) a student can download such a
-file and train the lesson's translator on it instead of the generated corpus.
+as the attribution. :func:`real_corpus` cuts such pairs into the same four splits as lesson 9's
+generated corpus, so ``python -m transformer_course.train --data FILE`` trains and reports on a
+real corpus exactly as on the generated one (``transformer_course.downloads`` fetches one).
 """
 
 from __future__ import annotations
@@ -11,6 +12,8 @@ from __future__ import annotations
 import random
 import unicodedata
 from pathlib import Path
+
+from transformer_course.corpus import ParallelCorpus
 
 Pair = tuple[str, str]
 
@@ -112,3 +115,41 @@ def split_pairs(
         gather(sources[:n_valid]),
         gather(sources[n_valid : n_valid + n_test]),
     )
+
+
+def source_words(pair: Pair) -> int:
+    """The length used for a real corpus's length split: words of the source sentence."""
+    return len(pair[0].split())
+
+
+def real_corpus(
+    pairs: list[Pair],
+    seed: int = 0,
+    valid_fraction: float = 0.05,
+    test_fraction: float = 0.05,
+    length_fraction: float = 0.02,
+) -> ParallelCorpus:
+    """Train, valid, test and length splits of real pairs, like the generated corpus's.
+
+    The longest sources (about ``length_fraction`` of the pairs, by words, and at least the
+    longest ones) become the *length* split, so that every sentence there is longer than any
+    training sentence; the rest is cut by :func:`split_pairs`, with every copy of a source
+    sentence on one side.
+    """
+    if not 0.0 <= length_fraction < 1.0:
+        raise ValueError(f"length_fraction must be in [0, 1), got {length_fraction!r}")
+    if not pairs:
+        raise ValueError("no sentence pairs to split")
+    lengths = sorted(source_words(pair) for pair in pairs)
+    cut = lengths[min(len(lengths) - 1, int(len(lengths) * (1.0 - length_fraction)))]
+    shorter = [n for n in lengths if n < lengths[-1]]
+    if length_fraction == 0.0:
+        cut = lengths[-1]
+    elif cut == lengths[-1] and shorter:  # many pairs share the longest length: keep them out
+        cut = shorter[-1]
+    short = [pair for pair in pairs if source_words(pair) <= cut]
+    long = [pair for pair in pairs if source_words(pair) > cut]
+    train, valid, test = split_pairs(short, valid_fraction, test_fraction, seed)
+    if not train:
+        raise ValueError(f"only {len(pairs)} pairs: too few to leave any for training")
+    return ParallelCorpus(train=train, valid=valid, test=test, length=long, max_train_words=cut)

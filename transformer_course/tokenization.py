@@ -7,11 +7,16 @@ course's corpus is tiny, so a few thousand suffice. One vocabulary serves both l
 lets the model tie its embeddings.
 
 Words are split on spaces in the SentencePiece style (a ``▁`` marks the start of a word) and
-punctuation is kept apart, so decoding restores the exact original text.
+punctuation is kept apart. The vocabulary also holds the 256 possible bytes (``<0xC3>``): a
+character the vocabulary lacks is written as the bytes of its UTF-8 encoding (*byte fallback*),
+so no text is ever out of vocabulary and decoding gives the text back. Two things do not come
+back: text is normalized to Unicode NFC first (``e`` + combining accent becomes ``é``), and
+one space at the very start of a text is dropped.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
@@ -19,6 +24,7 @@ from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers,
 
 PAD, BOS, EOS, UNK = "<pad>", "<s>", "</s>", "<unk>"
 SPECIAL_TOKENS = (PAD, BOS, EOS, UNK)  # ids 0, 1, 2, 3 in this order
+BYTE_TOKENS = tuple(f"<0x{byte:02X}>" for byte in range(256))  # the last 256 ids
 
 
 class SubwordTokenizer:
@@ -107,19 +113,44 @@ def _blank_tokenizer() -> Tokenizer:
     return tokenizer
 
 
+def _with_byte_fallback(tokenizer: Tokenizer) -> Tokenizer:
+    """The trained tokenizer with the 256 byte tokens appended, used for characters it lacks.
+
+    ``tokenizers`` has the mechanism (``byte_fallback`` in the model, a ``ByteFallback``
+    decoder that turns byte tokens back into characters) but its trainer does not add the byte
+    tokens, so they are added here to the trained vocabulary.
+    """
+    spec = json.loads(tokenizer.to_str())
+    vocab = spec["model"]["vocab"]
+    first = len(vocab)
+    vocab.update({token: first + i for i, token in enumerate(BYTE_TOKENS)})
+    spec["model"]["byte_fallback"] = True
+    spec["decoder"] = {"type": "Sequence", "decoders": [{"type": "ByteFallback"}, spec["decoder"]]}
+    return Tokenizer.from_str(json.dumps(spec))
+
+
 def train_tokenizer(texts: Iterable[str], vocab_size: int = 2000) -> SubwordTokenizer:
-    """Learn a BPE vocabulary of at most ``vocab_size`` tokens from ``texts`` (both languages)."""
-    if not isinstance(vocab_size, int) or vocab_size <= len(SPECIAL_TOKENS):
+    """Learn a vocabulary of at most ``vocab_size`` tokens from ``texts`` (both languages).
+
+    It holds the 4 special tokens, the 256 byte tokens and ``vocab_size - 260`` learned ones:
+    the most frequent characters, then BPE merges.
+    """
+    smallest = len(SPECIAL_TOKENS) + len(BYTE_TOKENS) + 1
+    if not isinstance(vocab_size, int) or vocab_size < smallest:
         raise ValueError(
-            f"vocab_size must be an integer above {len(SPECIAL_TOKENS)} (the special tokens), "
-            f"got {vocab_size!r}"
+            f"vocab_size must be an integer of at least {smallest} (4 special tokens, 256 bytes "
+            f"and at least one learned token), got {vocab_size!r}"
         )
     texts = list(texts)
     if not texts or not any(text.strip() for text in texts):
         raise ValueError("train_tokenizer needs at least one non-empty sentence")
     tokenizer = _blank_tokenizer()
+    learned = vocab_size - len(BYTE_TOKENS)
     trainer = trainers.BpeTrainer(
-        vocab_size=vocab_size, special_tokens=list(SPECIAL_TOKENS), show_progress=False
+        vocab_size=learned,
+        special_tokens=list(SPECIAL_TOKENS),
+        limit_alphabet=learned - len(SPECIAL_TOKENS),
+        show_progress=False,
     )
     tokenizer.train_from_iterator(texts, trainer=trainer)
-    return SubwordTokenizer(tokenizer)
+    return SubwordTokenizer(_with_byte_fallback(tokenizer))

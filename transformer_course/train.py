@@ -1,50 +1,47 @@
 """Command line: ``python -m transformer_course.train --preset quick --out checkpoints/quick.pt``.
 
-It generates the corpus, trains the BPE vocabulary and the model with a preset, evaluates BLEU
-and chrF on the test and length splits, prints a report (hardware, parameters, wall time,
-scores with their sacreBLEU signatures) and saves an inference checkpoint plus a JSON report next
-to it. ``--resume`` continues a run saved with ``--save-optimizer``.
+It trains lesson 9's translator with a preset (:mod:`transformer_course.settings`) on the
+generated corpus, or on a real one: ``--data FILE`` reads a tab-separated parallel corpus
+(Tatoeba / ManyThings exports, Multi30k conversions), ``--download NAME`` fetches a public one
+first (internet needed; see :mod:`transformer_course.downloads`). Either way it trains the BPE
+vocabulary and the model, evaluates BLEU and chrF on the test and length splits, prints a report
+(hardware, parameters, wall time, scores with their sacreBLEU signatures) and saves an inference
+checkpoint plus a JSON report next to it. ``--resume`` continues a run saved with
+``--save-optimizer``.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import os
-import platform
 import sys
 import time
 from dataclasses import asdict
 from pathlib import Path
+from typing import Any
 
 import torch
 
-from transformer_course.evaluation import evaluate
-from transformer_course.training import (
-    PRESETS,
-    Trainer,
-    TrainSettings,
-    choose_device,
-    prepare_data,
-    preset,
-)
-
-
-def hardware_description(device: torch.device) -> str:
-    """A one-line description of where training ran, for honest reporting."""
-    if device.type == "cuda":
-        return f"GPU {torch.cuda.get_device_name(device)}"
-    if device.type == "mps":
-        return "Apple GPU (MPS)"
-    cores = os.cpu_count() or 0
-    threads = torch.get_num_threads()
-    return f"CPU {platform.processor() or platform.machine()}, {cores} cores, {threads} threads"
+from transformer_course.devices import hardware_description
+from transformer_course.downloads import CORPORA, DownloadError, download_corpus
+from transformer_course.evaluation import evaluate, output_profile
+from transformer_course.parallel_data import ParallelFormatError, load_tsv, real_corpus
+from transformer_course.settings import MODEL_FIELDS, PRESETS, RUN_FIELDS, TrainSettings, preset
+from transformer_course.training import Trainer, prepare_data
 
 
 def _parse(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--preset", choices=sorted(PRESETS), default="quick")
     parser.add_argument("--out", type=Path, required=True, help="checkpoint file to write")
+    data = parser.add_mutually_exclusive_group()
+    data.add_argument("--data", type=Path, default=None, help="a source<TAB>target corpus file")
+    data.add_argument("--download", choices=sorted(CORPORA), default=None,
+                      help="fetch this public corpus into the cache first (needs internet)")  # fmt: skip
+    parser.add_argument("--url", default=None, help="fetch --download from this address instead")
+    parser.add_argument("--cache", type=Path, default=None, help="folder for downloaded corpora")
+    parser.add_argument("--swap", action="store_true", help="translate the file's second column")
+    parser.add_argument("--max-pairs", type=int, default=None, help="read only the first N pairs")
     parser.add_argument("--device", default=None, help="cuda, mps or cpu (default: best)")
     parser.add_argument("--max-steps", type=int, default=None)
     parser.add_argument("--time-budget", type=float, default=None, help="seconds of training")
@@ -62,67 +59,102 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
     )
     parser.add_argument(
         "--set", action="append", default=[], metavar="NAME=VALUE",
-        help="override a setting, e.g. --set n_heads=1 --set norm_first=true",
+        help="override a setting, e.g. --set n_heads=1 --set norm_first=true --set compile=true",
     )  # fmt: skip
     return parser.parse_args(argv)
 
 
-def _overrides(pairs: list[str]) -> dict[str, object]:
-    fields = TrainSettings.__dataclass_fields__
-    values: dict[str, object] = {}
+def parse_overrides(pairs: list[str], base: TrainSettings) -> dict[str, Any]:
+    """``["n_heads=1", "norm_first=true"]`` as typed values for :func:`preset`."""
+    values: dict[str, Any] = {}
+    known = MODEL_FIELDS | RUN_FIELDS | {"vocab_size"}
     for pair in pairs:
         name, sep, raw = pair.partition("=")
-        if not sep or name not in fields:
-            raise SystemExit(f"--set {pair!r}: expected NAME=VALUE with NAME in {sorted(fields)}")
-        kind = type(getattr(PRESETS["quick"], name))
-        if kind is bool:
-            values[name] = raw.lower() in ("1", "true", "yes")
+        if not sep or name not in known:
+            raise SystemExit(f"--set {pair!r}: expected NAME=VALUE with NAME in {sorted(known)}")
+        current = getattr(base.model if name in MODEL_FIELDS else base, name)
+        if isinstance(current, bool):
+            if raw.lower() not in ("true", "false", "1", "0", "yes", "no"):
+                raise SystemExit(f"--set {pair!r}: {name} is true or false")
+            values[name] = raw.lower() in ("true", "1", "yes")
         elif name == "time_budget_s":
             values[name] = None if raw.lower() == "none" else float(raw)
         else:
-            values[name] = kind(raw)
+            try:
+                values[name] = type(current)(raw)
+            except ValueError:
+                raise SystemExit(f"--set {pair!r}: {name} must be a {type(current).__name__}") from None
     return values
+
+
+def _real_corpus(args: argparse.Namespace, seed: int):
+    """The corpus named by --data or --download, split like the generated one; None otherwise."""
+    path = args.data
+    if args.download is not None:
+        try:
+            path = download_corpus(args.download, args.cache, args.url)
+        except DownloadError as error:
+            raise SystemExit(str(error)) from None
+    if path is None:
+        return None, {"source": "generated"}
+    try:
+        pairs = load_tsv(path, max_pairs=args.max_pairs, swap=args.swap)
+    except (OSError, ParallelFormatError) as error:
+        raise SystemExit(str(error)) from None
+    corpus = real_corpus(pairs, seed=seed)
+    description = {"source": args.download or str(path), "swap": args.swap,
+                   "pairs": {name: len(corpus.split(name)) for name in ("train", "valid", "test", "length")},
+                   "longest_training_source_words": corpus.max_train_words}  # fmt: skip
+    if args.download is not None:
+        description |= {"licence": CORPORA[args.download].licence,
+                        "attribution": CORPORA[args.download].attribution}  # fmt: skip
+    return corpus, description
 
 
 def main(argv: list[str] | None = None) -> dict[str, object]:
     args = _parse(argv)
     wall_start = time.perf_counter()
-    overrides = _overrides(args.set)
-    if args.seed is not None:
-        overrides["seed"] = args.seed
-    if args.max_steps is not None:
-        overrides["max_steps"] = args.max_steps
-    if args.time_budget is not None:
-        overrides["time_budget_s"] = args.time_budget
+    overrides = parse_overrides(args.set, PRESETS[args.preset])
+    flags = {"seed": args.seed, "max_steps": args.max_steps, "time_budget_s": args.time_budget}
+    for name, value in flags.items():
+        if value is not None:
+            overrides[name] = value
     settings = preset(args.preset, **overrides)
     if args.threads is not None:
         torch.set_num_threads(args.threads)
-    device = choose_device(args.device)
-    data = prepare_data(settings)
+    corpus, data_description = _real_corpus(args, settings.seed)
+    data = prepare_data(settings, corpus)
     if args.resume is not None:
-        trainer = Trainer.resume(args.resume, data.train, device)
+        trainer = Trainer.resume(args.resume, data.train, args.device)
         settings = trainer.settings
     else:
-        trainer = Trainer(settings, data.tokenizer, data.train, device)
+        trainer = Trainer(settings, data.tokenizer, data.train, args.device)
     print(f"device: {hardware_description(trainer.device)}; parameters: {trainer.n_parameters:,}")
+    cpu_start = time.process_time()
     trainer.train(progress=not args.no_progress)
     results: dict[str, object] = {
         "preset": args.preset,
-        "settings": asdict(settings),
+        "data": data_description,
+        "settings": trainer.settings.to_dict(),
         "hardware": hardware_description(trainer.device),
         "torch": torch.__version__,
         "parameters": trainer.n_parameters,
         "steps": trainer.state.step,
         "train_seconds": round(trainer.state.elapsed_s, 1),
+        # CPU time of all threads: on a machine shared with other jobs, wall time overstates it.
+        "train_cpu_seconds": round(time.process_time() - cpu_start, 1),
         "final_loss": trainer.state.log[-1].loss if trainer.state.log else None,
     }
     methods = ("greedy", "beam") if args.beam else ("greedy",)
     for split in ("test", "length"):
+        pairs = data.corpus.split(split)[: args.eval_sentences]
+        if not pairs:
+            continue
         for method in methods:
-            pairs = data.corpus.split(split)[: args.eval_sentences]
-            scores, _ = evaluate(trainer.model, data.tokenizer, pairs, method)
-            results[f"{split}_{method}"] = asdict(scores)
-            print(f"{split:6s} {method:6s} {scores.summary()}")
+            scores, hypotheses = evaluate(trainer.model, data.tokenizer, pairs, method)
+            profile = output_profile(hypotheses, [pair[1] for pair in pairs])
+            results[f"{split}_{method}"] = asdict(scores) | {"profile": asdict(profile)}
+            print(f"{split:6s} {method:6s} {scores.summary()}\n{'':13s} {profile.summary()}")
     trainer.save(args.out, with_optimizer=args.save_optimizer, half=not args.save_optimizer)
     results["wall_seconds"] = round(time.perf_counter() - wall_start, 1)
     results["command"] = "python -m transformer_course.train " + " ".join(

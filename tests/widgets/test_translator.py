@@ -4,10 +4,11 @@ import numpy as np
 import pytest
 import torch
 
+from transformer_course.checkpoint import LogEntry
 from transformer_course.corpus import make_corpus
 from transformer_course.model import Transformer
+from transformer_course.settings import preset
 from transformer_course.tokenization import train_tokenizer
-from transformer_course.training import LogEntry, preset
 from transformer_course.widgets.translator import LiveLossCurve, TranslateWidget, cross_attention
 
 
@@ -16,7 +17,8 @@ def model_and_tokenizer():
     corpus = make_corpus(n_train=300, n_valid=5, n_test=5, n_length=5, seed=4)
     tokenizer = train_tokenizer([t for p in corpus.train for t in p], vocab_size=300)
     torch.manual_seed(0)
-    config = preset("tiny", n_layers=2).model_config(tokenizer.vocab_size, max_len=64)
+    settings = preset("tiny", n_encoder_layers=2, n_decoder_layers=2, max_len=64)
+    config = settings.with_vocabulary(tokenizer.vocab_size).model
     return Transformer(config), tokenizer
 
 
@@ -45,6 +47,17 @@ def test_widget_redraws_when_the_inputs_change(model_and_tokenizer):
     widget.text.value = "   "
     widget.update()
     assert "Type an English sentence" in widget.output.value
+
+
+def test_widget_numbers_heads_from_zero_and_flags_spelled_out_characters(model_and_tokenizer):
+    model, tokenizer = model_and_tokenizer
+    widget = TranslateWidget(model, tokenizer, sentence="The dog runs.")
+    labels = [label for label, value in widget.head.options if value >= 0]
+    assert labels == [f"head {h}" for h in range(model.config.n_heads)], "heads count from 0 (lesson 4)"
+    assert "bytes" not in widget.output.value
+    widget.text.value = "The dog eats 寿司."
+    widget.update()
+    assert "spelled as UTF-8 bytes" in widget.output.value
 
 
 def test_live_loss_curve_draws_each_entry():

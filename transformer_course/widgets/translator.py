@@ -22,10 +22,10 @@ import ipywidgets as widgets
 import numpy as np
 import torch
 
+from transformer_course.checkpoint import LogEntry
 from transformer_course.evaluation import translate
 from transformer_course.model import Transformer
-from transformer_course.tokenization import SubwordTokenizer
-from transformer_course.training import LogEntry
+from transformer_course.tokenization import BYTE_TOKENS, SubwordTokenizer
 from transformer_course.widgets.base import ShowsView
 from transformer_course.widgets.figures import figure_to_html, new_figure
 
@@ -158,7 +158,8 @@ class TranslateWidget(ShowsView):
             description="Layer:",
         )
         self.head = widgets.Dropdown(
-            options=[("mean of heads", -1)] + [(f"head {h + 1}", h) for h in range(model.config.n_heads)],
+            # Heads are numbered from 0, as in lesson 4 and in the heatmap's title.
+            options=[("mean of heads", -1)] + [(f"head {h}", h) for h in range(model.config.n_heads)],
             value=-1,
             description="Head:",
         )
@@ -182,10 +183,11 @@ class TranslateWidget(ShowsView):
             self.plot.value = ""
             return
         translation = translate(self.model, self.tokenizer, [sentence], self.method.value)[0]
-        unknown = [t for t in self.tokenizer.tokens(sentence) if t == "<unk>"]
+        spelled = [t for t in self.tokenizer.tokens(sentence) if t in BYTE_TOKENS]
         note = (
-            " <i>(some characters are unknown to the vocabulary and became &lt;unk&gt;)</i>"
-            if unknown
+            " <i>(some characters are not in the vocabulary and were spelled as UTF-8 bytes, "
+            "which the model has rarely seen)</i>"
+            if spelled
             else ""
         )
         self.output.value = f"<b>Spanish:</b> {escape(translation)}{note}"
