@@ -14,9 +14,9 @@ import argparse
 
 import torch
 
+from transformer_course.devices import hardware_description
 from transformer_course.generation_timing import speedup_table
 from transformer_course.lm_training import load_gpt, shipped_gpt_file
-from transformer_course.train import hardware_description
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -26,10 +26,10 @@ from pathlib import Path
 
 import torch
 
+from transformer_course.devices import hardware_description
 from transformer_course.gpt import POSITION_KINDS
 from transformer_course.lm_data import load_course_corpus
 from transformer_course.lm_training import LMSettings, LMTrainer, lm_preset, loss_by_position
-from transformer_course.train import hardware_description
 
 EVAL_FACTOR = 4
 

@@ -18,9 +18,9 @@ from pathlib import Path
 
 import torch
 
+from transformer_course.devices import hardware_description
 from transformer_course.lm_data import load_course_corpus
 from transformer_course.lm_training import PRESETS, LMTrainer, lm_preset
-from transformer_course.train import hardware_description
 
 SAMPLE_PROMPT = "Attention "
 SAMPLE_LENGTH = 200
