@@ -168,6 +168,12 @@ def test_student_notebook_runs_under_ipywidgets_7_without_a_checkout(
 
     source = nbformat.read(nbgrader_source_notebook(lesson), as_version=4)
     assert unexpected_errors(executed, names_defined_by_answers(source)) == []
+    stub_errors = [
+        c.id
+        for c in executed.cells
+        if any(o.get("ename") == "NotImplementedError" for o in c.get("outputs", []))
+    ]
+    assert stub_errors, "a student notebook should have stubs whose use raises NotImplementedError"
 
     probe = next(
         json.loads(line.removeprefix("PROBE "))
