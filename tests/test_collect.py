@@ -8,9 +8,9 @@ import zipfile
 import nbformat
 import pytest
 
-from course_build.collect import collect_zip, normalize_submission, read_record
-from course_build.lms import parse_submission_name, read_lms_zip
-from course_build.student_ids import assign_ids, nbgrader_id
+from course_build.instructor.collect_zip import collect_zip, normalize_submission, read_record
+from course_build.instructor.lms import parse_submission_name, read_lms_zip
+from course_build.instructor.student_ids import assign_ids, nbgrader_id
 
 LESSON = "03_attention"
 SAFE_ID = re.compile(r"^[a-z][a-z0-9-]*$")

@@ -3,12 +3,12 @@
 import nbformat
 import pytest
 
-from course_build import source as source_module
-from course_build.citations import CitationError, roles_as_text, text_as_roles
-from course_build.exercise_cells import answer_names
-from course_build.feedback import HideHiddenTests
-from course_build.generate import student_view, student_with_outputs
-from course_build.source import LessonSourceError, build_source_notebook
+from course_build.authoring import source as source_module
+from course_build.authoring.exercise_cells import answer_names
+from course_build.authoring.generate import student_view, student_with_outputs
+from course_build.authoring.source import LessonSourceError, build_source_notebook
+from course_build.nbgrader_plugins.feedback import HideHiddenTests
+from course_site.citations import CitationError, roles_as_text, text_as_roles
 
 HEADER = """---
 jupytext:

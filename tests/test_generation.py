@@ -6,10 +6,10 @@ import difflib
 import nbformat
 import pytest
 
-from course_build import generate
-from course_build import source as source_module
-from course_build.execute import merge_adjacent_streams
-from course_build.saved_widgets import PLAIN_TEXT, WIDGET_STATE, WIDGET_VIEW, prepare_saved_widgets
+from course_build.authoring import generate
+from course_build.authoring import source as source_module
+from course_build.authoring.execute import merge_adjacent_streams
+from course_build.authoring.saved_widgets import PLAIN_TEXT, WIDGET_STATE, WIDGET_VIEW, prepare_saved_widgets
 
 LESSON = """---
 jupytext:

@@ -7,10 +7,8 @@ release.
 """
 
 import pytest
+from grading_harness import GradeReport, autograde, make_submission, solution_answers
 from lesson_submissions import lesson07 as submissions
-
-from course_build.grading import GradeReport, autograde
-from course_build.submissions import make_submission, solution_answers
 
 pytestmark = pytest.mark.slow
 

@@ -7,7 +7,7 @@ import pytest
 from notebook_errors import names_defined_by_answers, unexpected_errors
 
 from course_build.__main__ import main as course_build_main
-from course_build.execute import execute_notebook
+from course_build.authoring.execute import execute_notebook
 from course_build.paths import (
     lesson_names,
     nbgrader_source_notebook,

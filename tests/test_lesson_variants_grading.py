@@ -8,10 +8,8 @@ rest. All submissions of a lesson go through one real nbgrader run.
 """
 
 import pytest
+from grading_harness import GradeReport, autograde, make_submission, solution_answers
 from lesson_submissions import lesson02, lesson03, lesson04, lesson05, lesson06, lesson09, lesson10
-
-from course_build.grading import GradeReport, autograde
-from course_build.submissions import make_submission, solution_answers
 
 pytestmark = pytest.mark.slow
 
