@@ -28,11 +28,12 @@ from pathlib import Path
 
 from traitlets.config.loader import PyFileConfigLoader
 
-from course_build.instructor.collect_zip import collect_zip, known_students, remember_students
+from course_build.instructor.collect_zip import collect_zip
 from course_build.instructor.course_dir import CourseDirError, resolve_course
 from course_build.instructor.grade_batch import grade_lesson
 from course_build.instructor.grade_sheet import lesson_table
 from course_build.instructor.late_policy import LatePolicyError, course_late_policy
+from course_build.instructor.student_records import known_students, remember_students
 from course_build.nbgrader_plugins.sandbox import BWRAP, sandbox_problem
 from course_build.nbgrader_runner import run_nbgrader
 from course_build.report import write_grade_sheet

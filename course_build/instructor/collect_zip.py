@@ -7,8 +7,8 @@ student in the zip gets exactly one folder ``submitted/<id>/<lesson>/`` with at 
 user id as the LMS wrote them, Canvas's ``LATE_`` marker, the submission time (the zip time stamp
 of the notebook graded) and notes for the instructor:
 
-* ids come from ``course_build.instructor.student_ids`` (any name is safe; an id once given is reused, as the
-  gradebook keeps each student's LMS user id);
+* ids come from ``course_build.instructor.student_ids`` (any name is safe; an id once given is
+  reused, as the gradebook keeps each student's LMS user id);
 * of several notebooks a student sent, the latest is graded (highest submission id, then Canvas's
   ``-N`` resubmission suffix, then position in the zip), preferring those named after the lesson,
   and the others are named in a note;
@@ -16,71 +16,32 @@ of the notebook graded) and notes for the instructor:
   can land in another student's folder or outside the course; other files a student sent are kept
   beside the record for the instructor, not given to nbgrader.
 
-``normalize_submission`` then makes each folder gradable, however it was filled (this collection,
-``nbgrader collect``, by hand): of ``<lesson>.ipynb`` and resubmissions ``<lesson>-N.ipynb`` the
-latest is graded, a single notebook under another name is graded as ``<lesson>.ipynb``, and a
-missing or unreadable one is replaced by the blank release, so the student gets a zero row with a
-note instead of no row. Running it again changes nothing, so a
-regrade gives the same scores and notes.
+The folders are then made gradable by ``course_build.instructor.submitted_folders``, whichever way
+they were filled.
 """
 
-import json
 import re
 import shutil
 import zipfile
-from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-import nbformat
-from nbgrader.api import Gradebook
-
-from course_build.instructor.lms import LmsFile, read_lms_zip
+from course_build.instructor.lms import LmsFile, read_lms_zip, resubmission_number
 from course_build.instructor.student_ids import assign_ids
+from course_build.instructor.student_records import StudentRecord, record_path, write_record
 
 MAX_FILE_BYTES = 50 * 2**20
 MAX_KEPT_FILES = 50
 
 
-@dataclass
-class StudentRecord:
-    """What the collection knows about one student of a lesson's batch."""
-
-    name: str
-    user_id: str
-    late: bool = False
-    notes: list[str] = field(default_factory=list)
-    submitted_at: str | None = None  # the graded file's zip time stamp (local time, no zone)
-    fixup_notes: list[str] | None = None  # set once by normalize_submission
-
-
-def record_path(course: Path, lesson: str, student: str) -> Path:
-    return course / "collected" / lesson / student / "record.json"
-
-
-def read_record(course: Path, lesson: str, student: str) -> StudentRecord | None:
-    path = record_path(course, lesson, student)
-    return StudentRecord(**json.loads(path.read_text(encoding="utf-8"))) if path.is_file() else None
-
-
-def write_record(course: Path, lesson: str, student: str, record: StudentRecord) -> None:
-    path = record_path(course, lesson, student)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(asdict(record), indent=1, ensure_ascii=False), encoding="utf-8")
-
-
-def _resubmission(file_name: str, lesson: str) -> int | None:
-    """0 for ``<lesson>.ipynb``, N for Canvas's ``<lesson>-N.ipynb``, None for another name."""
-    match = re.fullmatch(rf"{re.escape(lesson)}(?:-(\d{{1,6}}))?\.ipynb", file_name, re.IGNORECASE)
-    return None if match is None else int(match[1] or 0)
-
-
 def _latest_notebook(files: list[LmsFile], lesson: str) -> LmsFile | None:
     notebooks = [f for f in files if f.file_name.lower().endswith(".ipynb") and f.size <= MAX_FILE_BYTES]
-    named = [f for f in notebooks if _resubmission(f.file_name, lesson) is not None]
+    named = [f for f in notebooks if resubmission_number(f.file_name, lesson) is not None]
     candidates = named or notebooks
     if not candidates:
         return None
-    return max(candidates, key=lambda f: (f.submission_id, _resubmission(f.file_name, lesson) or 0, f.index))
+    return max(
+        candidates, key=lambda f: (f.submission_id, resubmission_number(f.file_name, lesson) or 0, f.index)
+    )
 
 
 def _safe_name(file_name: str, used: set[str]) -> str:
@@ -136,21 +97,6 @@ def _collect_student(
     return notes
 
 
-def known_students(course: Path) -> dict[str, str]:
-    """LMS user id -> nbgrader id of every student the gradebook knows with an LMS user id."""
-    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gradebook:
-        return {s.lms_user_id: s.id for s in gradebook.students if s.lms_user_id}
-
-
-def remember_students(course: Path, lesson: str, students: list[str]) -> None:
-    """Put each collected student's LMS name and user id in the gradebook (so later batches reuse
-    the id, and the formgrader and nbgrader's export show the name)."""
-    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gradebook:
-        for student in students:
-            record = read_record(course, lesson, student)
-            gradebook.update_or_create_student(student, last_name=record.name, lms_user_id=record.user_id)
-
-
 def collect_zip(
     course: Path, lesson: str, archive: Path, known: dict[str, str]
 ) -> tuple[list[str], list[str]]:
@@ -189,58 +135,3 @@ def collect_zip(
             )
             write_record(course, lesson, student, record)
     return sorted(ids.values()), ignored
-
-
-def _readable(path: Path) -> str | None:
-    """None if ``path`` is a valid notebook, else why not."""
-    try:
-        notebook = nbformat.read(path, as_version=4)
-        nbformat.validate(notebook)
-    except Exception as error:  # noqa: BLE001 - any failure to read means "not gradable"
-        return f"{type(error).__name__}: {str(error).splitlines()[0][:120] if str(error) else ''}"
-    return None
-
-
-def _set_aside(path: Path) -> None:
-    path.rename(path.with_name(path.name + ".submitted"))
-
-
-def normalize_submission(course: Path, lesson: str, student: str) -> list[str]:
-    """Make ``submitted/<student>/<lesson>/`` gradable (see the module docstring); return the notes."""
-    record = read_record(course, lesson, student) or StudentRecord(name=student, user_id="")
-    if record.fixup_notes is not None:
-        return record.fixup_notes
-    folder = course / "submitted" / student / lesson
-    blank = course / "release" / lesson / f"{lesson}.ipynb"
-    folder.mkdir(parents=True, exist_ok=True)
-    expected = folder / f"{lesson}.ipynb"
-    notes: list[str] = []
-    notebooks = sorted(folder.glob("*.ipynb"))
-    named = [p for p in notebooks if _resubmission(p.name, lesson) is not None]
-    chosen = max(named, key=lambda p: _resubmission(p.name, lesson)) if named else None
-    if chosen is None and len(notebooks) == 1:
-        chosen = notebooks[0]
-    if chosen is not None and chosen != expected:
-        if expected.exists():
-            _set_aside(expected)
-            others = ", ".join(repr(p.name) for p in named if p != chosen)
-            notes.append(
-                f"graded the latest of {len(named)} notebooks ({chosen.name!r}); not graded: {others}"
-            )
-        shutil.copy(chosen, expected)
-        _set_aside(chosen)
-        notes.append(f"notebook submitted as {chosen.name!r}; graded as {expected.name!r}")
-    if not expected.exists():
-        files = sorted(p.name for p in folder.iterdir())
-        shutil.copy(blank, expected)
-        found = f" (files found: {', '.join(files)})" if files else ""
-        notes.append(f"no {lesson}.ipynb was submitted{found}; graded as a blank notebook")
-    else:
-        problem = _readable(expected)
-        if problem:
-            _set_aside(expected)
-            shutil.copy(blank, expected)
-            notes.append(f"the notebook could not be read ({problem}); graded as a blank notebook")
-    record.fixup_notes = notes
-    write_record(course, lesson, student, record)
-    return notes

@@ -19,8 +19,9 @@ import nbformat
 from nbgrader.api import Gradebook, MissingEntry
 
 from course_build.grader_notes import UNPROTECTED_NOTE, notes_of
-from course_build.instructor.collect_zip import normalize_submission, read_record
 from course_build.instructor.manual_grades import answers_before_regrade, keep_hand_grades
+from course_build.instructor.student_records import read_record
+from course_build.instructor.submitted_folders import normalize_submission
 from course_build.nbgrader_runner import (
     NbgraderError,
     finish_nbgrader,

@@ -79,3 +79,9 @@ def read_lms_zip(archive: Path) -> tuple[list[LmsFile], list[str]]:
                 )
             )
     return files, ignored
+
+
+def resubmission_number(file_name: str, lesson: str) -> int | None:
+    """0 for ``<lesson>.ipynb``, N for Canvas's ``<lesson>-N.ipynb``, None for another name."""
+    match = re.fullmatch(rf"{re.escape(lesson)}(?:-(\d{{1,6}}))?\.ipynb", file_name, re.IGNORECASE)
+    return None if match is None else int(match[1] or 0)

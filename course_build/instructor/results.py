@@ -15,8 +15,8 @@ from nbgrader.api import Gradebook, MissingEntry
 
 from course_build.cell_roles import grade_id
 from course_build.grader_notes import notes_of
-from course_build.instructor.collect_zip import read_record
 from course_build.instructor.late_policy import Lateness, LatePolicy, assess
+from course_build.instructor.student_records import read_record
 
 NOT_GRADED_NOTE = "nbgrader could not grade this notebook; it scores zero"
 NO_SUBMISSION_NOTE = "no submission graded for this lesson"
