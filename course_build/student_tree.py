@@ -32,6 +32,7 @@ INCLUDED = (
     "package.json",
     "package-lock.json",
     "scripts/install-student.sh",
+    "scripts/venv.sh",
     "scripts/student_tools.sh",
     "scripts/install.sh",
     "scripts/book.sh",

@@ -27,6 +27,7 @@ def test_tree_has_book_notebooks_package_and_requirements(tree):
         "course_site/site_assets.py",
         "course_site/citations.py",
         "scripts/install-student.sh",
+        "scripts/venv.sh",
         "scripts/student_tools.sh",
         "requirements-instructor.txt",
     ):
