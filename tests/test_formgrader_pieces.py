@@ -129,3 +129,16 @@ def test_the_exchange_stand_ins_list_nothing_and_explain_themselves():
     assert no_exchange.NoExchangeList().start() == []
     with pytest.raises(ExchangeError, match="does not use nbgrader's exchange"):
         no_exchange.NoReleaseAssignment().start()
+
+
+def test_the_feedback_and_formgrader_templates_are_found_where_nbgrader_looks():
+    """nbgrader renders no feedback page at all, and says little, when a template is missing."""
+    from jinja2 import Environment, FileSystemLoader
+
+    from course_build.nbgrader_plugins.feedback import FEEDBACK_TEMPLATE, TEMPLATE_DIRS
+    from course_build.nbgrader_plugins.formgrader_extension import FORMGRADE_TEMPLATE, FORMGRADE_TEMPLATE_FILE
+
+    loader = FileSystemLoader(TEMPLATE_DIRS)
+    for name in (f"{FEEDBACK_TEMPLATE}/index.html.j2", f"{FORMGRADE_TEMPLATE}/{FORMGRADE_TEMPLATE_FILE}"):
+        _, filename, _ = loader.get_source(Environment(), name)  # raises TemplateNotFound
+        assert filename.startswith(TEMPLATE_DIRS[0]), f"{name} is nbgrader's, not the course's"

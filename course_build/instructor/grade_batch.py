@@ -182,6 +182,8 @@ def _report(course: Path, lesson: str, student: str, notes: list[str], run_notes
         notes += [n for n in notes_of(nbformat.read(graded, as_version=4)) if n not in notes]
     else:
         notes += ["nbgrader could not grade this notebook; it scores zero", *run_notes]
+    if was_graded and not feedback.is_file():
+        notes += ["nbgrader wrote no feedback page for this notebook", *run_notes]
     scores, max_scores, autograded = {}, {}, set()
     with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gradebook:
         try:

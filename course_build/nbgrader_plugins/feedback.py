@@ -27,9 +27,8 @@ from course_build.cell_roles import grade_id, is_test_cell, nbgrader_metadata, s
 from course_build.instructor.grade_sheet import points
 from course_build.instructor.late_policy import LatePolicy
 from course_build.instructor.results import LessonResult, lesson_result
-from course_build.paths import REPO_ROOT
 
-TEMPLATES = str(REPO_ROOT / "course_build" / "templates")
+TEMPLATES = str(Path(__file__).resolve().parent / "templates")  # shipped with the package
 FEEDBACK_TEMPLATE = "course_feedback"
 TEMPLATE_DIRS = [TEMPLATES, NBGRADER_TEMPLATES]  # ours first; nbgrader's for what they extend
 
