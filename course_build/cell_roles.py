@@ -56,8 +56,3 @@ def is_test_cell(cell: NotebookNode) -> bool:
 def is_graded(cell: NotebookNode) -> bool:
     """An answer or a cell with points: its outputs can show a solution's results."""
     return is_answer(cell) or scores_points(cell)
-
-
-def graded_cells(notebook: NotebookNode) -> dict[str, NotebookNode]:
-    """grade_id -> cell, for every cell with nbgrader metadata."""
-    return {grade_id(cell): cell for cell in notebook.cells if "nbgrader" in cell.metadata}

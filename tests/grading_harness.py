@@ -10,7 +10,7 @@ from pathlib import Path
 import nbformat
 from nbformat import NotebookNode
 
-from course_build.cell_roles import graded_cells, is_answer
+from course_build.cell_roles import grade_id, is_answer
 from course_build.instructor.grade_batch import GradeReport, grade_lesson
 from course_build.nbgrader_runner import make_course_dir, run_nbgrader
 from course_build.paths import nbgrader_source_notebook, student_notebook
@@ -19,21 +19,26 @@ from course_build.paths import nbgrader_source_notebook, student_notebook
 Submission = NotebookNode | dict[str, bytes]
 
 
+def graded_cells(notebook: NotebookNode) -> dict[str, NotebookNode]:
+    """grade_id -> cell, for every cell with nbgrader metadata."""
+    return {grade_id(cell): cell for cell in notebook.cells if "nbgrader" in cell.metadata}
+
+
 def solution_answers(lesson: str) -> dict[str, str]:
     """grade_id -> reference source, for every answer cell (code and written) of the lesson."""
     source = nbformat.read(nbgrader_source_notebook(lesson), as_version=4)
-    return {grade_id: cell.source for grade_id, cell in graded_cells(source).items() if is_answer(cell)}
+    return {answer_id: cell.source for answer_id, cell in graded_cells(source).items() if is_answer(cell)}
 
 
 def make_submission(lesson: str, answers: dict[str, str]) -> NotebookNode:
     """The student notebook with the answer cells named in ``answers`` filled in, the rest blank."""
     notebook = nbformat.read(student_notebook(lesson), as_version=4)
     cells = graded_cells(notebook)
-    for grade_id, source in answers.items():
-        cell = cells.get(grade_id)
+    for answer_id, source in answers.items():
+        cell = cells.get(answer_id)
         if cell is None or not is_answer(cell):
             known = sorted(g for g, c in cells.items() if is_answer(c))
-            raise KeyError(f"{lesson} has no answer cell {grade_id!r}; its answer cells: {known}")
+            raise KeyError(f"{lesson} has no answer cell {answer_id!r}; its answer cells: {known}")
         cell.source = source
     return notebook
 
