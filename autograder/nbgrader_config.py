@@ -23,15 +23,15 @@ from nbgrader.preprocessors import (
     SaveAutoGrades,
 )
 
-from course_build import no_exchange
-from course_build.feedback import (
+from course_build.nbgrader_plugins import no_exchange
+from course_build.nbgrader_plugins.feedback import (
     FEEDBACK_TEMPLATE,
     TEMPLATE_DIRS,
     HideHiddenTests,
     ShowResult,
 )
-from course_build.grading_preprocessors import RestoreGradedCells
-from course_build.sandboxed_execute import SandboxedExecute
+from course_build.nbgrader_plugins.restore_cells import RestoreGradedCells
+from course_build.nbgrader_plugins.sandboxed_execute import SandboxedExecute
 
 c = get_config()  # noqa: F821 - provided by nbgrader when it loads this file
 
@@ -82,7 +82,7 @@ c.GenerateFeedback.preprocessors = [
 c.GenerateFeedback.HTMLExporter.template_name = FEEDBACK_TEMPLATE
 c.GenerateFeedback.HTMLExporter.extra_template_basedirs = TEMPLATE_DIRS
 
-# Late submissions (course_build/late_policy.py). Lateness is always shown in the grade sheet and
+# Late submissions (course_build/instructor/late_policy.py). Lateness is always shown in the grade sheet and
 # the feedback; these settings add deadlines and a penalty (none by default), for example:
 # c.LatePolicy.deadlines = {"03_attention": "2026-10-12T23:59"}
 # c.LatePolicy.timezone = "Europe/Berlin"    # of the deadlines above and of the zip's time stamps

@@ -6,7 +6,7 @@
 
 Prints figures, asserts nothing. For each lesson it autogrades N synthetic submissions (half the
 reference answers, a quarter blank, a quarter with one answer left as the stub) with exactly the
-path ``python -m course_build.grade`` takes (``course_build.grading.grade_lesson``, bubblewrap
+path ``python -m course_build.grade`` takes (``course_build.instructor.grade_batch.grade_lesson``, bubblewrap
 sandbox and trusted checker on), then prints the wall time and the CPU time of each phase and
 submissions per minute. The sandbox's own cost is measured apart: the time from starting a
 kernel to its first reply, inside the sandbox and without it (median of several starts), and,
@@ -26,11 +26,18 @@ from pathlib import Path
 from jupyter_client.manager import AsyncKernelManager
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))  # the grading harness
 
-from course_build.grading import default_jobs, grade_lesson, prepare_course, write_submissions  # noqa: E402
+from grading_harness import (  # noqa: E402
+    make_submission,
+    prepare_course,
+    solution_answers,
+    write_submissions,
+)
+
+from course_build.instructor.grade_batch import default_jobs, grade_lesson  # noqa: E402
+from course_build.nbgrader_plugins.sandbox import SandboxedKernelManager  # noqa: E402
 from course_build.paths import lesson_names, nbgrader_source_notebook  # noqa: E402
-from course_build.sandbox import SandboxedKernelManager  # noqa: E402
-from course_build.submissions import make_submission, solution_answers  # noqa: E402
 
 
 def synthetic_class(lesson: str, n: int) -> dict:

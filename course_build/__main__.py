@@ -4,10 +4,10 @@ import argparse
 import sys
 import time
 
-from course_build.generate import regenerate, stale_artifacts
-from course_build.hidden_messages import revealing_messages
+from course_build.authoring.generate import regenerate, stale_artifacts
+from course_build.authoring.hidden_messages import revealing_messages
+from course_build.authoring.source import build_source_notebook
 from course_build.paths import lesson_names
-from course_build.source import build_source_notebook
 from course_build.test_cells import convention_problems
 
 

@@ -2,10 +2,10 @@
 
 Run from the repository root after ``python -m course_build.grade``. It starts JupyterLab in the
 course directory (``autograder/``), where nbgrader's formgrader finds the course and its gradebook,
-with the course's additions loaded (``course_build.formgrader_extension``: the model answer and
-rubric beside each written answer, names shown, math rendered offline), and opens the formgrader.
-Started anywhere else, or before anything was graded, it says what to do instead of showing an
-empty course. Stop it with Ctrl-C; then run ``python -m course_build.report``.
+with the course's additions loaded (``course_build.nbgrader_plugins.formgrader_extension``: the
+model answer and rubric beside each written answer, names shown, math rendered offline), and opens
+the formgrader. Started anywhere else, or before anything was graded, it says what to do instead of
+showing an empty course. Stop it with Ctrl-C; then run ``python -m course_build.report``.
 """
 
 import argparse
@@ -15,10 +15,10 @@ from pathlib import Path
 
 from nbgrader.api import Gradebook
 
-from course_build.course_dir import CourseDirError, has_gradebook, resolve_course
-from course_build.results import graded_lessons
+from course_build.instructor.course_dir import CourseDirError, has_gradebook, resolve_course
+from course_build.instructor.results import graded_lessons
 
-EXTENSION = "course_build.formgrader_extension"
+EXTENSION = "course_build.nbgrader_plugins.formgrader_extension"
 
 
 def lab_command(course: Path, port: int | None, open_browser: bool, ip: str) -> list[str]:

@@ -3,10 +3,11 @@
 One command for the instructor without JupyterHub, run from the repository root:
 
 1. ``nbgrader generate_assignment`` (creates the gradebook on first use);
-2. collect the zip into ``submitted/`` (``course_build.collect``: any file or student name, one
+2. collect the zip into ``submitted/`` (``course_build.instructor.collect_zip``: any file or student name, one
    notebook per student, the latest of several, notes on everything that was odd);
 3. fix up the submitted files, ``nbgrader autograde`` in the sandbox and ``nbgrader generate_feedback``
-   (``course_build.grading``; the protections are configured in ``autograder/nbgrader_config.py``);
+   (``course_build.instructor.grade_batch``; the protections are configured in
+   ``autograder/nbgrader_config.py``);
 4. the class's grade sheet (``course_build.report``): a CSV row per student and lesson, with the
    name and LMS user id as the LMS gave them, autograded points, written answers' points given
    and still pending, lateness (Canvas's ``LATE_`` marker and the submission time) and its penalty,
@@ -27,14 +28,15 @@ from pathlib import Path
 
 from traitlets.config.loader import PyFileConfigLoader
 
-from course_build.collect import collect_zip, known_students, remember_students
-from course_build.course_dir import CourseDirError, resolve_course
-from course_build.grade_sheet import lesson_table
-from course_build.grading import grade_lesson
-from course_build.late_policy import LatePolicyError, course_late_policy
+from course_build.instructor.collect_zip import collect_zip
+from course_build.instructor.course_dir import CourseDirError, resolve_course
+from course_build.instructor.grade_batch import grade_lesson
+from course_build.instructor.grade_sheet import lesson_table
+from course_build.instructor.late_policy import LatePolicyError, course_late_policy
+from course_build.instructor.student_records import known_students, remember_students
+from course_build.nbgrader_plugins.sandbox import BWRAP, sandbox_problem
 from course_build.nbgrader_runner import run_nbgrader
 from course_build.report import write_grade_sheet
-from course_build.sandbox import BWRAP, sandbox_problem
 
 
 def configured_bwrap(course: Path) -> str:
@@ -49,7 +51,9 @@ def main(argv: list[str] | None = None) -> int:
         description="Collect, autograde and write feedback for one lesson's LMS zip, and the grade sheet.",
     )
     parser.add_argument("lesson", help="lesson (assignment) name, e.g. 03_attention")
-    parser.add_argument("--zip", required=True, type=Path, help="the LMS download (see course_build/lms.py)")
+    parser.add_argument(
+        "--zip", required=True, type=Path, help="the LMS download (see course_build/instructor/lms.py)"
+    )
     parser.add_argument("--course", type=Path, help="course directory (default: autograder)")
     parser.add_argument("--out", type=Path, help="grade sheet CSV (default: COURSE/grades.csv)")
     parser.add_argument(
@@ -82,7 +86,7 @@ def main(argv: list[str] | None = None) -> int:
     students, ignored = collect_zip(course, args.lesson, archive.resolve(), known_students(course))
     remember_students(course, args.lesson, students)
     for entry in ignored:
-        print(f"ignored {entry!r}: not named like an LMS submission (see course_build/lms.py)")
+        print(f"ignored {entry!r}: not named like an LMS submission (see course_build/instructor/lms.py)")
     if not students:
         parser.exit(2, f"{archive}: no file name matches the LMS pattern <student>_<id>_<id>_<file>\n")
     grade_lesson(course, args.lesson, students, unsandboxed=args.unsandboxed)

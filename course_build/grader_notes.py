@@ -22,9 +22,3 @@ def add_note(notebook: NotebookNode, note: str) -> None:
 
 def notes_of(notebook: NotebookNode) -> list[str]:
     return list(notebook.metadata.get(NOTES_KEY, []))
-
-
-def is_test_cell(cell: NotebookNode) -> bool:
-    """An autograded test: a graded code cell that is not a student's answer."""
-    nbgrader = cell.metadata.get("nbgrader", {})
-    return cell.cell_type == "code" and bool(nbgrader.get("grade")) and not nbgrader.get("solution")

@@ -3,13 +3,14 @@
 Run from the repository root whenever grades changed (after the formgrader, after a regrade); it
 is safe to rerun and gives the same files for the same gradebook:
 
-1. for each graded lesson (or the lessons named), every student's feedback page is written afresh
-   to ``autograder/feedback/<student>/<lesson>/<lesson>.html`` (``course_build.feedback``: the
-   student's work, visible tests, points and comments, "not graded yet" where that is so; no
-   hidden tests, no grader notes). Each folder can be sent to its student as it is;
+1. for each graded lesson (or the lessons named), every student's feedback page is written afresh to
+   ``autograder/feedback/<student>/<lesson>/<lesson>.html``
+   (``course_build.nbgrader_plugins.feedback``: the student's work, visible tests, points and
+   comments, "not graded yet" where that is so; no hidden tests, no grader notes). Each folder can
+   be sent to its student as it is;
 2. the class's grade sheet, one row per student and lesson, is written to
    ``autograder/grades.csv`` (``--out``) and printed as a table per lesson
-   (``course_build.grade_sheet``).
+   (``course_build.instructor.grade_sheet``).
 """
 
 import argparse
@@ -18,12 +19,12 @@ from pathlib import Path
 
 from nbgrader.api import Gradebook
 
-from course_build.course_dir import CourseDirError, has_gradebook, resolve_course
-from course_build.grade_sheet import sheet_tables, write_sheet
-from course_build.grading import write_feedback
-from course_build.late_policy import LatePolicyError, course_late_policy
+from course_build.instructor.course_dir import CourseDirError, has_gradebook, resolve_course
+from course_build.instructor.grade_batch import write_feedback
+from course_build.instructor.grade_sheet import sheet_tables, write_sheet
+from course_build.instructor.late_policy import LatePolicyError, course_late_policy
+from course_build.instructor.results import LessonResult, class_results, graded_lessons
 from course_build.nbgrader_runner import NbgraderError
-from course_build.results import LessonResult, class_results, graded_lessons
 
 
 def write_grade_sheet(course: Path, out: Path) -> list[LessonResult]:

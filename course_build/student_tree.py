@@ -3,8 +3,8 @@
 It holds what students need to read, run and build the course (the book sources, the student
 notebooks, the helper package, the requirements, a README for students) and nothing that gives
 answers away: no lesson sources, no solution notebooks, no nbgrader course directory, no tests
-(they hold the realistic wrong answers) and, of ``course_build``, only the Sphinx extensions
-the book build loads. ``check_no_answers`` proves it on the written tree.
+(they hold the realistic wrong answers) and no ``course_build``: the book build's Sphinx extensions
+are ``course_site``, a package of their own. ``check_no_answers`` proves it on the written tree.
 """
 
 import argparse
@@ -14,6 +14,7 @@ from pathlib import Path
 
 import nbformat
 
+from course_build.cell_roles import is_written_answer
 from course_build.paths import REPO_ROOT, lesson_names, nbgrader_source_notebook
 
 # Paths relative to the repository root; folders are copied whole.
@@ -23,9 +24,7 @@ INCLUDED = (
     "book",
     "notebooks",
     "transformer_course",
-    "course_build/__init__.py",
-    "course_build/site_assets.py",
-    "course_build/citations.py",
+    "course_site",
     "pyproject.toml",
     "requirements.txt",
     "requirements-instructor.txt",
@@ -33,6 +32,7 @@ INCLUDED = (
     "package.json",
     "package-lock.json",
     "scripts/install-student.sh",
+    "scripts/venv.sh",
     "scripts/student_tools.sh",
     "scripts/install.sh",
     "scripts/book.sh",
@@ -79,8 +79,7 @@ def model_answers() -> list[str]:
         if not path.is_file():
             continue
         for cell in nbformat.read(path, as_version=4).cells:
-            nbgrader = cell.metadata.get("nbgrader", {})
-            if nbgrader.get("solution") and cell.cell_type == "markdown":
+            if is_written_answer(cell):
                 answers.append(_normalized(cell.source))
             for start, end in (
                 ("### BEGIN SOLUTION", "### END SOLUTION"),

@@ -1,6 +1,6 @@
 """The test-cell convention: what a test cell may use, and a static check that lessons follow it.
 
-Test cells run in the trusted checker (``course_build.checker``), not in the student's kernel, with
+Test cells run in the trusted checker (``course_build.checking.checker``), not in the student's kernel, with
 only two kinds of names available: those the cell imports or defines itself, and those the
 lesson's solution cells define (bound to the student's values and functions). A test cell that
 reads a worked example's variable or an earlier test's ``_x`` works in the student's notebook but
@@ -15,7 +15,7 @@ import builtins
 from IPython.core.inputtransformer2 import TransformerManager
 from nbformat import NotebookNode
 
-from course_build.grader_notes import is_test_cell
+from course_build.cell_roles import grade_id, is_code_answer, is_test_cell
 
 
 def _parse(code: str) -> ast.Module:
@@ -45,8 +45,7 @@ def solution_names(cells: list[NotebookNode]) -> set[str]:
     """Every name the code solution cells among ``cells`` define."""
     names: set[str] = set()
     for cell in cells:
-        nbgrader = cell.metadata.get("nbgrader", {})
-        if cell.cell_type == "code" and nbgrader.get("solution"):
+        if is_code_answer(cell):
             names |= defined_names(cell.source)
     return names
 
@@ -83,9 +82,9 @@ def convention_problems(notebook: NotebookNode) -> list[str]:
         if is_test_cell(cell):
             stray = sorted(free_names(cell.source) - allowed)
             if stray:
-                grade_id = cell.metadata["nbgrader"]["grade_id"]
                 problems.append(
-                    f"test cell {grade_id!r} uses {', '.join(stray)}, which it neither imports nor defines "
-                    "and no solution cell defines (test cells must be self-contained: see lessons/README.md)"
+                    f"test cell {grade_id(cell)!r} uses {', '.join(stray)}, which it neither imports nor "
+                    "defines and no solution cell defines (test cells must be self-contained: see "
+                    "lessons/README.md)"
                 )
     return problems

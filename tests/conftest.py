@@ -10,9 +10,9 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from course_build.grading import GradeReport, autograde  # noqa: E402
+from grading_harness import GradeReport, autograde, make_submission, solution_answers  # noqa: E402
+
 from course_build.paths import REPO_ROOT  # noqa: E402
-from course_build.submissions import make_submission, solution_answers  # noqa: E402
 
 
 @pytest.fixture(scope="session")

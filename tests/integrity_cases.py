@@ -22,11 +22,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import nbformat
+from grading_harness import Submission, make_submission, solution_answers
 from nbformat import NotebookNode
 
-from course_build.grading import Submission
 from course_build.paths import REPO_ROOT
-from course_build.submissions import make_submission, solution_answers
 
 LESSON1 = "01_sequence_problem"
 LESSON3 = "03_attention"

@@ -8,9 +8,11 @@ import zipfile
 import nbformat
 import pytest
 
-from course_build.collect import collect_zip, normalize_submission, read_record
-from course_build.lms import parse_submission_name, read_lms_zip
-from course_build.student_ids import assign_ids, nbgrader_id
+from course_build.instructor.collect_zip import collect_zip
+from course_build.instructor.lms import parse_submission_name, read_lms_zip, resubmission_number
+from course_build.instructor.student_ids import assign_ids, nbgrader_id
+from course_build.instructor.student_records import read_record
+from course_build.instructor.submitted_folders import normalize_submission
 
 LESSON = "03_attention"
 SAFE_ID = re.compile(r"^[a-z][a-z0-9-]*$")
@@ -29,6 +31,9 @@ SAFE_ID = re.compile(r"^[a-z][a-z0-9-]*$")
         ("submissions/zoë_13_14_a_99_98_b.ipynb", ("zoë", None, "13", "14", "a_99_98_b.ipynb")),
         ("../../etc/evil_15_16_x.ipynb", ("evil", None, "15", "16", "x.ipynb")),
         ("C:\\Users\\x\\bob_17_18_y.ipynb", ("bob", None, "17", "18", "y.ipynb")),
+        ("jean_luc_19_20_x.ipynb", ("jean_luc", None, "19", "20", "x.ipynb")),
+        ("SmithJane_21_22_03_Attention.IPYNB", ("SmithJane", None, "21", "22", "03_Attention.IPYNB")),
+        ("李雷_LATE_23_24_03_attention-12.ipynb", ("李雷", "LATE_", "23", "24", "03_attention-12.ipynb")),
     ],
 )
 def test_lms_file_names_are_read_as_written(entry, parts):
@@ -47,6 +52,24 @@ def test_lms_file_names_are_read_as_written(entry, parts):
 )
 def test_other_file_names_are_not_lms_files(entry):
     assert parse_submission_name(entry) is None
+
+
+@pytest.mark.parametrize(
+    "file_name, number",
+    [
+        (f"{LESSON}.ipynb", 0),
+        (f"{LESSON}-1.ipynb", 1),
+        (f"{LESSON}-12.ipynb", 12),
+        ("03_Attention.IPYNB", 0),
+        (f"{LESSON} (1).ipynb", None),
+        (f"{LESSON}-.ipynb", None),
+        (f"{LESSON}-1.ipynb.txt", None),
+        (f"my_{LESSON}.ipynb", None),
+        ("03_dot_products.ipynb", None),
+    ],
+)
+def test_resubmissions_are_numbered_by_canvas_suffix(file_name, number):
+    assert resubmission_number(file_name, LESSON) == number
 
 
 @pytest.mark.parametrize(
@@ -202,3 +225,46 @@ def test_a_folder_with_a_resubmission_is_graded_on_the_latest(course):
     notes = normalize_submission(course, LESSON, "resubmitter")
     assert _graded(course, "resubmitter") == "correct"
     assert any(f"not graded: '{LESSON}-1.ipynb', '{LESSON}.ipynb'" in note for note in notes), notes
+
+
+@pytest.mark.parametrize("file_name", ["Lösung final.ipynb", "03_Attention.ipynb", "answers.IPYNB"])
+def test_a_single_notebook_under_another_name_is_graded_and_kept(course, file_name):
+    folder = course / "submitted" / "renamer" / LESSON
+    folder.mkdir(parents=True)
+    (folder / file_name).write_bytes(_notebook("my work"))
+    notes = normalize_submission(course, LESSON, "renamer")
+    assert _graded(course, "renamer") == "my work"
+    assert notes == [f"notebook submitted as {file_name!r}; graded as '{LESSON}.ipynb'"]
+    assert (folder / f"{file_name}.submitted").is_file()  # set aside, not deleted
+
+
+def test_several_notebooks_none_named_after_the_lesson_get_the_blank_release(course):
+    folder = course / "submitted" / "unsure" / LESSON
+    folder.mkdir(parents=True)
+    (folder / "a.ipynb").write_bytes(_notebook("a"))
+    (folder / "b.ipynb").write_bytes(_notebook("b"))
+    notes = normalize_submission(course, LESSON, "unsure")
+    assert _graded(course, "unsure") == "blank release"
+    assert notes == [
+        f"no {LESSON}.ipynb was submitted (files found: a.ipynb, b.ipynb); graded as a blank notebook"
+    ]
+
+
+@pytest.mark.parametrize(
+    "content, problem",
+    [(b"{}", "ValidationError"), (b"\xff\xfe not json", "UnicodeDecodeError"), (b"", "NotJSONError")],
+)
+def test_a_notebook_that_is_not_one_is_set_aside_and_graded_blank(course, content, problem):
+    folder = course / "submitted" / "broken" / LESSON
+    folder.mkdir(parents=True)
+    (folder / f"{LESSON}.ipynb").write_bytes(content)
+    notes = normalize_submission(course, LESSON, "broken")
+    assert _graded(course, "broken") == "blank release"
+    assert len(notes) == 1 and f"could not be read ({problem}" in notes[0], notes
+    assert (folder / f"{LESSON}.ipynb.submitted").read_bytes() == content
+
+
+def test_a_student_without_a_folder_still_gets_one(course):
+    notes = normalize_submission(course, LESSON, "absent")
+    assert _graded(course, "absent") == "blank release"
+    assert notes == [f"no {LESSON}.ipynb was submitted; graded as a blank notebook"]

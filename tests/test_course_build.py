@@ -2,27 +2,21 @@
 
 import nbformat
 import pytest
+from lesson_header import MYST_HEADER
 
-from course_build import source as source_module
-from course_build.citations import CitationError, roles_as_text, text_as_roles
-from course_build.exercise_cells import answer_names
-from course_build.feedback import HideHiddenTests
-from course_build.generate import student_view, student_with_outputs
-from course_build.source import LessonSourceError, build_source_notebook
+from course_build.authoring import source as source_module
+from course_build.authoring.exercise_cells import answer_names
+from course_build.authoring.generate import student_view, student_with_outputs
+from course_build.authoring.source import LessonSourceError, build_source_notebook
+from course_build.nbgrader_plugins.feedback import HideHiddenTests
+from course_site.citations import CitationError, roles_as_text, text_as_roles
 
-HEADER = """---
-jupytext:
-  text_representation:
-    extension: .md
-    format_name: myst
-kernelspec:
-  display_name: Python 3
-  language: python
-  name: python3
----
-
+HEADER = (
+    MYST_HEADER
+    + """
 # 9. A test lesson
 """
+)
 
 GOOD_BODY = """
 ```{code-cell} ipython3

@@ -7,12 +7,12 @@ import nbformat
 import pytest
 from nbgrader.exchange.abc import ExchangeError
 
-from course_build import no_exchange
-from course_build.course_dir import CourseDirError, resolve_course
+from course_build.authoring.rubric import RubricError, check_manual, parse_manual
 from course_build.formgrader import lab_command
-from course_build.grader_guide import GUIDE_KEY, add_grader_guides, guide_text, source_guides
+from course_build.instructor.course_dir import CourseDirError, resolve_course
+from course_build.nbgrader_plugins import no_exchange
+from course_build.nbgrader_plugins.grader_guide import GUIDE_KEY, add_grader_guides, guide_text, source_guides
 from course_build.paths import AUTOGRADER_DIR, REPO_ROOT
-from course_build.rubric import RubricError, check_manual, parse_manual
 
 MANUAL = """*Model answer.* Each $h_t$ needs $h_{t-1}$.
 
@@ -119,7 +119,9 @@ def test_the_formgrader_refuses_a_course_with_nothing_graded(tmp_path):
 def test_the_formgrader_starts_jupyterlab_in_the_course_with_the_extension(tmp_path):
     command = lab_command(tmp_path, 8899, False, "127.0.0.1")
     assert f"--ServerApp.root_dir={tmp_path}" in command
-    assert "--ServerApp.jpserver_extensions=course_build.formgrader_extension=True" in command
+    assert (
+        "--ServerApp.jpserver_extensions=course_build.nbgrader_plugins.formgrader_extension=True" in command
+    )
     assert "--LabApp.default_url=/formgrader" in command and "--ServerApp.port=8899" in command
 
 
@@ -127,3 +129,16 @@ def test_the_exchange_stand_ins_list_nothing_and_explain_themselves():
     assert no_exchange.NoExchangeList().start() == []
     with pytest.raises(ExchangeError, match="does not use nbgrader's exchange"):
         no_exchange.NoReleaseAssignment().start()
+
+
+def test_the_feedback_and_formgrader_templates_are_found_where_nbgrader_looks():
+    """nbgrader renders no feedback page at all, and says little, when a template is missing."""
+    from jinja2 import Environment, FileSystemLoader
+
+    from course_build.nbgrader_plugins.feedback import FEEDBACK_TEMPLATE, TEMPLATE_DIRS
+    from course_build.nbgrader_plugins.formgrader_extension import FORMGRADE_TEMPLATE, FORMGRADE_TEMPLATE_FILE
+
+    loader = FileSystemLoader(TEMPLATE_DIRS)
+    for name in (f"{FEEDBACK_TEMPLATE}/index.html.j2", f"{FORMGRADE_TEMPLATE}/{FORMGRADE_TEMPLATE_FILE}"):
+        _, filename, _ = loader.get_source(Environment(), name)  # raises TemplateNotFound
+        assert filename.startswith(TEMPLATE_DIRS[0]), f"{name} is nbgrader's, not the course's"

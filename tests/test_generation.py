@@ -5,23 +5,16 @@ import difflib
 
 import nbformat
 import pytest
+from lesson_header import MYST_HEADER
 
-from course_build import generate
-from course_build import source as source_module
-from course_build.execute import merge_adjacent_streams
-from course_build.saved_widgets import PLAIN_TEXT, WIDGET_STATE, WIDGET_VIEW, prepare_saved_widgets
+from course_build.authoring import generate
+from course_build.authoring import source as source_module
+from course_build.authoring.execute import merge_adjacent_streams
+from course_build.authoring.saved_widgets import PLAIN_TEXT, WIDGET_STATE, WIDGET_VIEW, prepare_saved_widgets
 
-LESSON = """---
-jupytext:
-  text_representation:
-    extension: .md
-    format_name: myst
-kernelspec:
-  display_name: Python 3
-  language: python
-  name: python3
----
-
+LESSON = (
+    MYST_HEADER
+    + """
 # 99. A test lesson
 
 Some prose about encodings.
@@ -73,6 +66,7 @@ from transformer_course.widgets.quiz import lesson_quiz
 lesson_quiz("03_attention")
 ```
 """
+)
 
 
 @pytest.fixture

@@ -18,9 +18,9 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from grading_harness import make_submission, solution_answers
 
 from course_build.paths import AUTOGRADER_DIR, REPO_ROOT
-from course_build.submissions import make_submission, solution_answers
 
 pytestmark = pytest.mark.slow
 LESSON = "01_sequence_problem"

@@ -16,13 +16,13 @@ import nbformat
 import pytest
 from nbgrader.api import Gradebook
 
-from course_build.collect import StudentRecord, write_record
-from course_build.feedback import cell_score_text, summary_rows
-from course_build.grade_sheet import lesson_table, sheet_row, status, write_sheet
 from course_build.grader_notes import NOTES_KEY
-from course_build.late_policy import LatePolicy, LatePolicyError, assess
-from course_build.manual_grades import answers_before_regrade, keep_hand_grades
-from course_build.results import NO_SUBMISSION_NOTE, class_results
+from course_build.instructor.grade_sheet import lesson_table, sheet_row, status, write_sheet
+from course_build.instructor.late_policy import LatePolicy, LatePolicyError, assess
+from course_build.instructor.manual_grades import answers_before_regrade, keep_hand_grades
+from course_build.instructor.results import NO_SUBMISSION_NOTE, class_results
+from course_build.instructor.student_records import StudentRecord, write_record
+from course_build.nbgrader_plugins.feedback import cell_score_text, summary_rows
 
 LESSON = "L01"
 

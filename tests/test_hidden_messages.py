@@ -3,9 +3,9 @@
 import nbformat
 import pytest
 
-from course_build.hidden_messages import revealing_messages
+from course_build.authoring.hidden_messages import revealing_messages
+from course_build.authoring.source import build_source_notebook
 from course_build.paths import lesson_names
-from course_build.source import build_source_notebook
 
 
 def _lesson(test_code: str) -> nbformat.NotebookNode:

@@ -20,11 +20,11 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from grading_harness import autograde, solution_answers
 from integrity_cases import FULL, LESSON1, LESSON1_CASES, LESSON3, LESSON3_CASES
 
-from course_build.grading import autograde, grade_lesson
+from course_build.instructor.grade_batch import grade_lesson
 from course_build.paths import lesson_names, nbgrader_source_notebook
-from course_build.submissions import solution_answers
 
 pytestmark = pytest.mark.slow
 

@@ -8,7 +8,7 @@ import nbformat
 import pytest
 
 from course_build.__main__ import main as course_build_main
-from course_build.execute import execute_notebook
+from course_build.authoring.execute import execute_notebook
 from course_build.paths import (
     lesson_names,
     nbgrader_source_notebook,

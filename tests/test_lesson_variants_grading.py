@@ -1,23 +1,37 @@
-"""nbgrader grades lessons 2–6's, 9's and 10's realistic submissions the way a teacher would.
+"""nbgrader grades every graded lesson's realistic submissions the way a teacher would.
 
 ``tests/lesson_submissions/lessonNN.py`` lists correct variants (loops, einsum, float32, …) and
 the mistakes students really make, each with the test cells that must catch it (``CAUGHT_BY``) and
 a hint its feedback must contain (``FEEDBACK``). Every correct variant earns full marks; every
 mistake loses exactly the points of the cells that check the property it breaks and keeps the
-rest. All submissions of a lesson go through one real nbgrader run.
+rest. All submissions of a lesson go through one real nbgrader run. (The reference solution and the
+blank release are graded by tests/test_lesson_pipeline.py.)
 """
 
 import pytest
-from lesson_submissions import lesson02, lesson03, lesson04, lesson05, lesson06, lesson09, lesson10
+from grading_harness import GradeReport, autograde, make_submission, solution_answers
+from lesson_submissions import (
+    lesson02,
+    lesson03,
+    lesson04,
+    lesson05,
+    lesson06,
+    lesson07,
+    lesson08,
+    lesson09,
+    lesson10,
+)
 
-from course_build.grading import GradeReport, autograde
-from course_build.submissions import make_submission, solution_answers
+from course_build.paths import lesson_names
 
 pytestmark = pytest.mark.slow
 
 SUBMISSIONS = {
-    module.LESSON: module for module in (lesson02, lesson03, lesson04, lesson05, lesson06, lesson09, lesson10)
+    module.LESSON: module
+    for module in (lesson02, lesson03, lesson04, lesson05, lesson06, lesson07, lesson08, lesson09, lesson10)
 }
+# Lessons whose every mistake has a feedback hint (the rest give hints for some).
+HINT_FOR_EVERY_MISTAKE = {"07_encoder_layer", "08_encoder_decoder", "09_translator"}
 CORRECT = [(lesson, name) for lesson, module in SUBMISSIONS.items() for name in sorted(module.CORRECT)]
 WRONG = [(lesson, name) for lesson, module in SUBMISSIONS.items() for name in sorted(module.WRONG)]
 FEEDBACK = [(lesson, name) for lesson, module in SUBMISSIONS.items() for name in sorted(module.FEEDBACK)]
@@ -42,11 +56,19 @@ def reports(tmp_path_factory):
     return graded
 
 
+def test_every_lesson_with_an_exercise_to_code_has_realistic_submissions():
+    assert set(SUBMISSIONS) == set(lesson_names()) - {
+        "01_sequence_problem"
+    }  # lesson 1 has Apply values only: test_integrity.py
+
+
 @pytest.mark.parametrize("lesson", sorted(SUBMISSIONS))
 def test_every_wrong_submission_names_the_cells_that_catch_it(lesson):
     module = SUBMISSIONS[lesson]
     assert set(module.CAUGHT_BY) == set(module.WRONG)
     assert set(module.FEEDBACK) <= set(module.WRONG)
+    if lesson in HINT_FOR_EVERY_MISTAKE:
+        assert set(module.FEEDBACK) == set(module.WRONG)
 
 
 @pytest.mark.parametrize("lesson, name", CORRECT)

@@ -5,6 +5,7 @@ from pathlib import Path
 
 import pytest
 import torch
+from lesson_header import MYST_HEADER
 
 from transformer_course.lm_data import (
     DATA_DIR,
@@ -20,17 +21,9 @@ from transformer_course.lm_data import (
     write_snapshot,
 )
 
-LESSON = """---
-jupytext:
-  text_representation:
-    extension: .md
-    format_name: myst
-kernelspec:
-  display_name: Python 3
-  language: python
-  name: python3
----
-
+LESSON = (
+    MYST_HEADER
+    + """
 # 3. A lesson
 
 Prose the model should read.
@@ -49,6 +42,7 @@ secret_code = 42
 
 Closing prose.
 """
+)
 
 
 def test_the_snapshot_keeps_prose_and_drops_code_and_model_answers(tmp_path):

@@ -16,8 +16,8 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 
+from course_build.nbgrader_plugins.sandbox import SandboxedKernelManager, sandbox_problem
 from course_build.paths import REPO_ROOT
-from course_build.sandbox import SandboxedKernelManager, sandbox_problem
 
 pytestmark = pytest.mark.slow
 MARKER = f"course-sandbox-test-{os.getpid()}"

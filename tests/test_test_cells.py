@@ -3,8 +3,8 @@
 import nbformat
 import pytest
 
+from course_build.authoring.source import build_source_notebook
 from course_build.paths import lesson_names
-from course_build.source import build_source_notebook
 from course_build.test_cells import convention_problems, defined_names, free_names, solution_names
 
 

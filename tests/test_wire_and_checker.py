@@ -10,8 +10,8 @@ from collections import namedtuple
 import numpy as np
 import pytest
 
-from course_build import wire
-from course_build.checker import (
+from course_build.checking import wire
+from course_build.checking.checker import (
     CheckError,
     KernelLink,
     StudentFunction,

@@ -28,10 +28,10 @@ from pathlib import Path
 import nbformat
 import pytest
 from conftest import BADGE_STAND_IN, COLAB_BADGE, Watch, offline_context, screenshot_path
+from grading_harness import make_submission, solution_answers
 from nbgrader.api import Gradebook
 
 from course_build.paths import AUTOGRADER_DIR, REPO_ROOT
-from course_build.submissions import make_submission, solution_answers
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 

@@ -23,9 +23,9 @@ from pathlib import Path
 import nbformat
 import pytest
 from conftest import BADGE_STAND_IN, COLAB_BADGE, Watch, offline_context, screenshot_path
+from grading_harness import make_submission, solution_answers
 
 from course_build.paths import REPO_ROOT, lesson_names, solution_notebook, student_notebook
-from course_build.submissions import make_submission, solution_answers
 from transformer_course.widgets.quiz import answer_positions, load_questions
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]

@@ -1,4 +1,4 @@
-"""course_build.site_assets without a browser: what it copies and how it configures the pages."""
+"""course_site.site_assets without a browser: what it copies and how it configures the pages."""
 
 import re
 from pathlib import Path
@@ -6,8 +6,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from course_build import site_assets
 from course_build.paths import REPO_ROOT
+from course_site import site_assets
 
 NODE_MODULES = REPO_ROOT / "node_modules"
 

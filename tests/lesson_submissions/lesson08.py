@@ -83,6 +83,6 @@ CAUGHT_BY: dict[str, frozenset[str]] = {
 
 FEEDBACK: dict[str, str] = {
     "labels_not_shifted": "the labels are the target followed by EOS",
-    "count_without_biases": "4(d^2 + d) for attention",
+    "count_without_biases": "four projections with their biases",
     "count_output_bias": "output projection, no bias",
 }

@@ -1,0 +1,416 @@
+"""The trusted checker: runs each test cell outside the student's kernel.
+
+``python -I -m course_build.checking.checker`` is started once per graded notebook by the grading
+preprocessor (``course_build.nbgrader_plugins.sandboxed_execute``). It never imports student code.
+For each test cell it executes the cell's code (visible and hidden tests, as nbgrader restored them)
+in a fresh namespace where every name the lesson's solution cells define is bound to what the
+student's kernel holds under that name:
+
+* a plain value (a number, an array, a list ...) is fetched once, as plain data;
+* a function becomes a ``StudentFunction``: calling it sends the plain arguments into the kernel,
+  runs the student's function there and brings back the plain result, the builtin type and
+  message of an exception it raised, and the state of arguments it changed in place.
+
+So assertions, oracles (``_oracle``, PyTorch references) and expected values exist only here, where
+the student's code cannot reach them. A reply that is missing or malformed, a timeout or a dead
+kernel fails the test cell whatever the test code does with the error (fail closed).
+
+The process talks to the preprocessor over its stdin/stdout in length-prefixed JSON frames:
+``run`` (a test cell) in, ``kernel`` requests out and their ``reply`` in, ``done`` out.
+"""
+
+import ast
+import builtins
+import io
+import json
+import os
+import select
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+import warnings
+from collections.abc import Callable
+from contextlib import redirect_stderr, redirect_stdout
+from typing import BinaryIO
+
+import numpy as np
+
+from course_build.checking import wire
+
+CELL_FILENAME = "<test cell>"
+MAX_FRAME_BYTES = 1 << 30
+PLAIN_KINDS = "numbers, strings, booleans, None, numpy arrays, or tuples/lists/dicts of these"
+
+
+class CheckError(BaseException):
+    """A failure of the grading itself (no answer, a malformed answer, a timeout, a dead kernel).
+
+    It derives from BaseException so that a test's ``except Exception`` cannot turn it into a pass.
+    """
+
+    def __init__(self, ename: str, message: str) -> None:
+        super().__init__(message)
+        self.ename, self.message = ename, message
+
+
+# --- framing ---------------------------------------------------------------------------------
+
+
+def write_frame(stream: BinaryIO, message: dict) -> None:
+    data = json.dumps(message).encode("utf-8")
+    stream.write(struct.pack(">Q", len(data)) + data)
+    stream.flush()
+
+
+def _read_exactly(stream: BinaryIO, size: int) -> bytes:
+    chunks, left = [], size
+    while left:
+        chunk = stream.read(left)
+        if not chunk:
+            raise EOFError("the other end closed the pipe")
+        chunks.append(chunk)
+        left -= len(chunk)
+    return b"".join(chunks)
+
+
+def read_frame(stream: BinaryIO) -> dict:
+    (size,) = struct.unpack(">Q", _read_exactly(stream, 8))
+    if size > MAX_FRAME_BYTES:
+        raise ValueError(f"a frame of {size} bytes is larger than allowed")
+    message = json.loads(_read_exactly(stream, size))
+    if not isinstance(message, dict):
+        raise ValueError("a frame must hold a JSON object")
+    return message
+
+
+# --- the kernel, seen from the trusted side ----------------------------------------------------
+
+
+class KernelLink:
+    """Puts requests to the student's kernel (through the preprocessor) and remembers fatal failures.
+
+    ``ask`` sends a request and returns the reply. Once a reply says the kernel timed out, died or
+    answered something malformed, ``fatal`` holds that failure and every later request raises it,
+    so one broken answer cannot be papered over by the rest of the cell.
+    """
+
+    def __init__(self, ask: Callable[[dict], dict]) -> None:
+        self._ask = ask
+        self.fatal: CheckError | None = None
+
+    def fail(self, ename: str, message: str) -> CheckError:
+        if self.fatal is None:
+            self.fatal = CheckError(ename, message)
+        return self.fatal
+
+    def ask(self, request: dict) -> dict:
+        if self.fatal is not None:
+            raise self.fatal
+        reply = self._ask(request)
+        if not isinstance(reply, dict):
+            raise self.fail("GradingError", "the grader got no answer from the notebook's kernel")
+        status = reply.get("status")
+        if status == "timeout":
+            raise self.fail("TimeoutError", str(reply.get("message", "the kernel did not answer in time")))
+        if status == "dead":
+            raise self.fail("DeadKernelError", str(reply.get("message", "the kernel died")))
+        if status == "malformed":
+            raise self.fail("GradingError", str(reply.get("message", "the kernel's answer was malformed")))
+        return reply
+
+
+def _exception_class(name: object) -> type[Exception]:
+    """The builtin exception class a kernel reply names; Exception for anything else."""
+    cls = getattr(builtins, name, None) if isinstance(name, str) else None
+    if isinstance(cls, type) and issubclass(cls, Exception):
+        return cls
+    return Exception
+
+
+def _exception(name: object, message: str) -> Exception:
+    for cls in _exception_class(name).__mro__:
+        try:
+            return cls(message)
+        except TypeError:  # e.g. UnicodeDecodeError needs five arguments
+            continue
+    return Exception(message)
+
+
+def _restore_state(original: object, after: object) -> None:
+    """Make the test's argument ``original`` look as the student's function left its copy ``after``."""
+    if isinstance(original, np.ndarray):
+        if original.shape != after.shape:
+            try:
+                original.shape = after.shape
+            except (AttributeError, ValueError):
+                raise wire.MalformedData(
+                    "it changed the shape of an argument it was given, in place"
+                ) from None
+        np.copyto(original, after, casting="unsafe")
+    elif isinstance(original, np.random.Generator):
+        original.bit_generator.state = after.bit_generator.state
+    elif isinstance(original, list) and len(original) != len(after):
+        original[:] = after
+    elif isinstance(original, dict) and original.keys() != after.keys():
+        original.clear()
+        original.update(after)
+    elif isinstance(original, list | dict):
+        for key in range(len(original)) if isinstance(original, list) else list(original):
+            _sync_item(original, key, after[key])
+    elif isinstance(original, tuple) and len(original) == len(after):
+        for item, item_after in zip(original, after, strict=True):
+            if _same_kind(item, item_after):
+                _restore_state(item, item_after)
+
+
+def _same_kind(value: object, after: object) -> bool:
+    """Whether ``value`` can take on the state of ``after`` in place."""
+    mutable = (np.ndarray, np.random.Generator, list, dict, tuple)
+    return isinstance(value, mutable) and type(value) is type(after)
+
+
+def _sync_item(container: list | dict, key: object, after: object) -> None:
+    if _same_kind(container[key], after):
+        _restore_state(container[key], after)
+    else:
+        container[key] = after
+
+
+class StudentFunction:
+    """Stands for a function of the student's notebook: calling it runs that function in the kernel."""
+
+    def __init__(self, name: str, link: KernelLink) -> None:
+        self.__name__ = self.__qualname__ = name
+        self._link = link
+
+    def __repr__(self) -> str:
+        return f"<the student's function {self.__name__}>"
+
+    def __call__(self, *args: object, **kwargs: object) -> object:
+        name = self.__name__
+        try:
+            encoded_args, encoded_kwargs = wire.encode(list(args)), wire.encode(kwargs)
+        except wire.NotPlainData as error:
+            raise TypeError(
+                f"this test passes {error} to {name}; tests may pass only plain data ({PLAIN_KINDS})"
+            ) from None
+        reply = self._link.ask({"op": "call", "name": name, "args": encoded_args, "kwargs": encoded_kwargs})
+        status = reply.get("status")
+        try:
+            if "args_after" in reply:
+                after_args = wire.decode(reply["args_after"])
+                after_kwargs = wire.decode(reply.get("kwargs_after"))
+                if not isinstance(after_args, list) or len(after_args) != len(args):
+                    raise wire.MalformedData("the arguments came back changed in number")
+                if not isinstance(after_kwargs, dict) or after_kwargs.keys() != kwargs.keys():
+                    raise wire.MalformedData("the keyword arguments came back changed")
+                for original, after in zip(args, after_args, strict=True):
+                    if _same_kind(original, after):
+                        _restore_state(original, after)
+                for key in kwargs:
+                    _sync_item(kwargs, key, after_kwargs[key])
+            if status == "returned":
+                return wire.decode(reply.get("value"))
+        except wire.MalformedData as error:
+            raise self._link.fail(
+                "GradingError", f"{name} sent back data the grader cannot read ({error})"
+            ) from None
+        if status == "raised":
+            raise _exception(reply.get("type"), str(reply.get("message", ""))[: wire.MAX_MESSAGE_CHARS])
+        if status == "missing":
+            raise self._link.fail("NameError", f"name {name!r} is not defined in the notebook")
+        if status == "unreadable":
+            raise self._link.fail(
+                "GradingError",
+                f"{name} returned {reply.get('why') or 'a ' + str(reply.get('type'))}, which the grader "
+                f"cannot read: return {PLAIN_KINDS}",
+            )
+        raise self._link.fail("GradingError", f"the kernel's answer to a call of {name} was malformed")
+
+
+def bind_names(link: KernelLink, names: list[str]) -> dict[str, object]:
+    """The namespace entries for ``names``: plain values, StudentFunctions; missing names left out."""
+    if not names:
+        return {}
+    reply = link.ask({"op": "describe", "names": names})
+    described = reply.get("names")
+    if not isinstance(described, dict):
+        raise link.fail("GradingError", "the kernel's description of the notebook's names was malformed")
+    bound: dict[str, object] = {}
+    for name in names:
+        info = described.get(name)
+        kind = info.get("kind") if isinstance(info, dict) else None
+        if kind == "missing":
+            continue
+        if kind == "function":
+            bound[name] = StudentFunction(name, link)
+        elif kind == "value":
+            try:
+                bound[name] = wire.decode(info.get("value"))
+            except wire.MalformedData as error:
+                raise link.fail(
+                    "GradingError", f"{name} holds data the grader cannot read ({error})"
+                ) from None
+        elif kind == "unreadable":
+            raise link.fail(
+                "GradingError",
+                f"{name} holds {info.get('why') or 'a ' + str(info.get('type'))}, which the grader cannot "
+                f"read: store {PLAIN_KINDS}",
+            )
+        else:
+            raise link.fail("GradingError", f"the kernel's description of {name} was malformed")
+    return bound
+
+
+# --- running one test cell -------------------------------------------------------------------
+
+
+def _error_output(error: BaseException) -> dict:
+    if isinstance(error, CheckError):
+        return {"ename": error.ename, "evalue": error.message}
+    try:
+        evalue = str(error)
+    except Exception:  # noqa: BLE001 - an unprintable message is shown as none
+        evalue = ""
+    return {"ename": type(error).__name__, "evalue": evalue}
+
+
+class _Capture:
+    """The test's printed output so far; flushed into the cell's outputs before each kernel call."""
+
+    def __init__(self) -> None:
+        self.stdout, self.stderr = io.StringIO(), io.StringIO()
+
+    def take(self) -> dict[str, str]:
+        taken = {"stdout": self.stdout.getvalue(), "stderr": self.stderr.getvalue()}
+        for stream in (self.stdout, self.stderr):
+            stream.seek(0)
+            stream.truncate()
+        return taken
+
+
+def run_test_cell(code: str, names: list[str], ask: Callable[[dict], dict]) -> dict:
+    """Execute one test cell against the kernel behind ``ask``; return its printed output and error.
+
+    ``ask`` receives each kernel request with the test's output so far (``"printed"``) and returns
+    the kernel's reply. The result: ``{"printed": {...}, "error": None | {"ename", "evalue"}}``.
+    """
+    capture = _Capture()
+    link = KernelLink(lambda request: ask({**request, "printed": capture.take()}))
+    error: BaseException | None = None
+    with redirect_stdout(capture.stdout), redirect_stderr(capture.stderr), warnings.catch_warnings():
+        warnings.simplefilter("default")
+        try:
+            namespace = {"__name__": "__main__", "__builtins__": builtins, **bind_names(link, names)}
+            exec(compile(code, CELL_FILENAME, "exec"), namespace)  # noqa: S102 - the instructor's tests
+        except (KeyboardInterrupt, SystemExit):
+            raise
+        except BaseException as raised:  # noqa: BLE001 - every failure of a test is its verdict
+            error = raised
+    if link.fatal is not None:
+        error = link.fatal
+    return {"printed": capture.take(), "error": None if error is None else _error_output(error)}
+
+
+def main() -> int:
+    """Serve ``run`` requests on stdin/stdout until ``exit`` or the pipe closes."""
+    protocol_in = os.fdopen(os.dup(0), "rb")
+    protocol_out = os.fdopen(os.dup(1), "wb")
+    devnull = os.open(os.devnull, os.O_RDWR)
+    os.dup2(devnull, 0)
+    os.dup2(2, 1)  # stray writes to fd 1 (C libraries) must not corrupt the frames
+
+    def ask(request: dict) -> dict:
+        write_frame(protocol_out, {"op": "kernel", "request": request})
+        message = read_frame(protocol_in)
+        return message.get("reply") if message.get("op") == "reply" else None
+
+    while True:
+        try:
+            message = read_frame(protocol_in)
+        except EOFError:
+            return 0
+        if message.get("op") == "exit":
+            return 0
+        result = run_test_cell(str(message["code"]), list(message["names"]), ask)
+        write_frame(protocol_out, {"op": "done", **result})
+
+
+# --- driving the checker from the grading preprocessor ----------------------------------------
+
+
+class CheckerGone(RuntimeError):
+    """The checker process died or stopped answering."""
+
+
+class CheckerProcess:
+    """One checker process, started in an empty directory with a clean environment."""
+
+    def __init__(self) -> None:
+        self._directory = tempfile.TemporaryDirectory(prefix="course-checker-")
+        env = {key: os.environ[key] for key in ("PATH", "LANG", "LC_ALL", "TZ") if key in os.environ}
+        env.update(OMP_NUM_THREADS="1", MKL_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", PYTHONHASHSEED="0")
+        self._log = open(os.path.join(self._directory.name, "stderr.txt"), "w+b")  # noqa: SIM115
+        self.process = subprocess.Popen(
+            [sys.executable, "-I", "-m", "course_build.checking.checker"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=self._log,
+            cwd=self._directory.name,
+            env=env,
+        )
+
+    def send(self, message: dict) -> None:
+        try:
+            write_frame(self.process.stdin, message)
+        except (BrokenPipeError, OSError) as error:
+            raise CheckerGone(f"the checker stopped ({error}); {self._log_tail()}") from None
+
+    def receive(self, timeout_s: float) -> dict:
+        """The next frame, waiting at most ``timeout_s`` seconds for it to start."""
+        deadline = time.monotonic() + timeout_s
+        stdout = self.process.stdout
+        while True:
+            ready, _, _ = select.select([stdout], [], [], max(0.0, deadline - time.monotonic()))
+            if ready:
+                break
+            if time.monotonic() >= deadline:
+                raise CheckerGone(f"the checker did not answer within {timeout_s:g} s")
+        try:
+            return read_frame(stdout)
+        except (EOFError, ValueError) as error:
+            raise CheckerGone(f"the checker stopped ({error}); {self._log_tail()}") from None
+
+    def _log_tail(self) -> str:
+        self.process.poll()
+        self._log.seek(0)
+        tail = self._log.read()[-600:].decode("utf-8", "replace").strip()
+        return f"exit code {self.process.returncode}; its stderr: {tail or '(empty)'}"
+
+    def close(self) -> None:
+        if self.process.poll() is None:
+            try:
+                write_frame(self.process.stdin, {"op": "exit"})
+                self.process.wait(timeout=5)
+            except (OSError, subprocess.TimeoutExpired):
+                self.process.kill()
+                self.process.wait()
+        for stream in (self.process.stdin, self.process.stdout):
+            stream.close()
+        self._log.close()
+        self._directory.cleanup()
+
+
+def names_used(code: str) -> set[str]:
+    """Every name the code reads, anywhere (a superset of what it needs from the notebook)."""
+    try:
+        tree = ast.parse(code)
+    except SyntaxError:
+        return set()
+    return {node.id for node in ast.walk(tree) if isinstance(node, ast.Name)}
+
+
+if __name__ == "__main__":
+    sys.exit(main())

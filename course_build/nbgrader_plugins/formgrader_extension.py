@@ -1,0 +1,134 @@
+"""The course's additions to nbgrader's formgrader (a Jupyter server extension).
+
+``python -m course_build.formgrader`` starts JupyterLab with this extension beside nbgrader's. It
+changes what the grader sees, not how grades are stored (nbgrader's own pages save them):
+
+* a submission's page is rendered with ``templates/course_formgrade/submission.html.j2``
+  (nbgrader's, plus): the model answer and rubric next to each written answer (``grader_guide``),
+  math typeset by the MathJax 3 the repository installs
+  (``npm ci``; no network needed), and the student's name shown unless the course says otherwise;
+* the list of a notebook's submissions shows names from the start (``c.CourseFormgrader``).
+
+Its routes are put in front of nbgrader's: tornado takes the first route that matches, and the
+order in which Jupyter loads extensions must not decide which page the grader gets.
+"""
+
+from pathlib import Path
+
+from nbconvert.exporters import HTMLExporter
+from nbconvert.preprocessors import Preprocessor
+from nbgrader.server_extensions.formgrader.handlers import SubmissionHandler, static_path
+from tornado import web
+from traitlets import Bool, Unicode
+from traitlets.config import Config, Configurable
+
+from course_build.nbgrader_plugins.feedback import TEMPLATE_DIRS
+from course_build.nbgrader_plugins.grader_guide import add_grader_guides, source_guides
+from course_build.paths import REPO_ROOT
+
+FORMGRADE_TEMPLATE = "course_formgrade"
+FORMGRADE_TEMPLATE_FILE = "submission.html.j2"
+MATHJAX_DIR = REPO_ROOT / "node_modules" / "mathjax" / "es5"
+MATHJAX_ROUTE = "/course-formgrader/mathjax"
+MATHJAX_ENTRY = "tex-chtml.js"
+MATHJAX_CDN = "https://cdn.jsdelivr.net/npm/mathjax@3.2.2/es5/tex-chtml.js"
+_EXPORTER = "course_formgrader_exporter"
+_SHOW_NAMES_ON_LOAD = """
+// Added by course_build's formgrader extension: names are shown once the submissions have loaded.
+(function () {
+  var timer = setInterval(function () {
+    if (models && models.loaded) {
+      clearInterval(timer);
+      if (document.getElementById("toggle_names").innerHTML === "Show All Names") { toggleAllNames(); }
+    }
+  }, 100);
+})();
+"""
+
+
+class CourseFormgrader(Configurable):
+    """The course's formgrader settings, in ``nbgrader_config.py`` (``c.CourseFormgrader``)."""
+
+    show_student_names = Bool(True, help="show students' names instead of 'Submission #N'").tag(config=True)
+
+
+class GraderPage(Preprocessor):
+    """Prepares a submission's page: grader's guides after the written answers, and the page
+    settings the template reads (MathJax's URL, whether names show)."""
+
+    course_root = Unicode("")
+    mathjax_url = Unicode(MATHJAX_CDN)
+    show_names = Bool(True)
+
+    def preprocess(self, nb, resources):
+        nb = add_grader_guides(nb, source_guides(Path(self.course_root), resources.get("assignment_id", "")))
+        resources["course_mathjax_url"] = self.mathjax_url
+        resources["course_show_names"] = self.show_names
+        return nb, resources
+
+
+def mathjax_url(base_url: str) -> str:
+    """Where the page loads MathJax: the repository's copy, or a CDN when ``npm ci`` was not run."""
+    return f"{base_url}{MATHJAX_ROUTE}/{MATHJAX_ENTRY}" if MATHJAX_DIR.is_dir() else MATHJAX_CDN
+
+
+def _settings(handler: web.RequestHandler) -> CourseFormgrader:
+    return CourseFormgrader(config=handler.settings["nbgrader_formgrader"].config)
+
+
+class GuidedSubmissionHandler(SubmissionHandler):
+    """nbgrader's submission page, rendered with the course's template and ``GraderPage``."""
+
+    @property
+    def exporter(self) -> HTMLExporter:
+        exporter = self.settings.get(_EXPORTER)
+        if exporter is None:
+            config = Config(self.settings["nbgrader_formgrader"].config)
+            config.HTMLExporter.template_name = FORMGRADE_TEMPLATE
+            config.HTMLExporter.template_file = FORMGRADE_TEMPLATE_FILE
+            config.HTMLExporter.extra_template_basedirs = TEMPLATE_DIRS
+            exporter = HTMLExporter(config=config)
+            exporter.register_preprocessor(GraderPage(), enabled=True)
+            self.settings[_EXPORTER] = exporter
+        page = next(p for p in exporter._preprocessors if isinstance(p, GraderPage))
+        page.course_root = self.coursedir.root
+        page.mathjax_url = mathjax_url(self.base_url)
+        page.show_names = _settings(self).show_student_names
+        return exporter
+
+
+class SubmissionListScript(web.RequestHandler):
+    """nbgrader's script of the submissions list, which then shows names unless the course hides them."""
+
+    def get(self) -> None:
+        script = (Path(static_path) / "js" / "gradebook_notebook_submissions.js").read_text(encoding="utf-8")
+        show = _settings(self).show_student_names
+        self.set_header("Content-Type", "application/javascript; charset=UTF-8")
+        self.set_header("Cache-Control", "no-cache")
+        self.write(script + (_SHOW_NAMES_ON_LOAD if show else ""))
+
+
+def _jupyter_server_extension_points() -> list[dict[str, str]]:
+    return [{"module": "course_build.nbgrader_plugins.formgrader_extension"}]
+
+
+def _load_jupyter_server_extension(serverapp) -> None:
+    webapp = serverapp.web_app
+    base = webapp.settings["base_url"].rstrip("/")
+    handlers = [
+        (rf"{base}/formgrader/submissions/([^/]+)/?", GuidedSubmissionHandler),
+        (rf"{base}/formgrader/static/js/gradebook_notebook_submissions\.js", SubmissionListScript),
+    ]
+    if MATHJAX_DIR.is_dir():
+        handlers.append((rf"{base}{MATHJAX_ROUTE}/(.*)", web.StaticFileHandler, {"path": str(MATHJAX_DIR)}))
+    else:
+        serverapp.log.warning(
+            "MathJax is not installed in %s (run `npm ci` in the repository): the formgrader loads it "
+            "from %s, so math shows as $...$ without a network",
+            MATHJAX_DIR,
+            MATHJAX_CDN,
+        )
+    webapp.add_handlers(".*$", handlers)
+    rules = webapp.default_router.rules
+    rules.insert(0, rules.pop(-2))  # add_handlers put them before the last rule: move them first
+    serverapp.log.info("course formgrader: grader's guides, names and offline math are on")

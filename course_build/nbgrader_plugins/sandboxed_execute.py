@@ -1,0 +1,347 @@
+"""nbgrader's Execute step for this course: the notebook runs sandboxed, test cells are judged outside it.
+
+``SandboxedExecute`` replaces nbgrader's ``Execute`` in ``c.Autograde.autograde_preprocessors`` (see
+``autograder/nbgrader_config.py``), so it applies to ``nbgrader autograde`` however it is started.
+
+* The kernel runs in a bubblewrap sandbox on a private copy of the one submission
+  (``course_build.nbgrader_plugins.sandbox``). Where the sandbox cannot run, grading stops with an
+  error unless the instructor set ``unsandboxed`` (``python -m course_build.grade --unsandboxed``);
+  every notebook graded that way carries a note saying its grade is unprotected.
+* Ordinary cells (the student's answers included) run in the kernel, in order.
+* Test cells never run in the kernel. Each is executed by the trusted checker
+  (``course_build.checking.checker``) with the lesson's solution names bound to the kernel's values and
+  functions; the checker's printed output and its failure become the cell's outputs, so nbgrader's
+  own scoring (an error output scores zero) and feedback work unchanged. Output the student's code
+  writes to stderr during a passing test is shown as ordinary output and noted, not penalized.
+* A cell that runs past the timeout, or kills the kernel, gets an error; the kernel is restarted and
+  the earlier cells replayed so the rest of the notebook is graded on its merits. Output beyond a
+  limit per cell is dropped. At the end, the kernel reports what the notebook changed that tests
+  might rely on (replaced numpy functions, IPython hooks, processes left running): notes for the
+  instructor that cost no points.
+"""
+
+import copy
+import json
+import os
+import time
+
+import nbformat
+from jupyter_client.manager import AsyncKernelManager
+from nbclient.exceptions import CellTimeoutError, DeadKernelError
+from nbclient.util import ensure_async, run_sync
+from nbformat import NotebookNode
+from nbgrader.coursedir import CourseDirectory
+from nbgrader.preprocessors import Execute
+from traitlets import Bool, Integer
+
+from course_build.cell_roles import grade_id, is_test_cell
+from course_build.checking import wire
+from course_build.checking.checker import CheckerGone, CheckerProcess, names_used
+from course_build.grader_notes import UNPROTECTED_NOTE, add_note
+from course_build.nbgrader_plugins.kernel_session import KernelSession
+from course_build.nbgrader_plugins.sandbox import SandboxedKernelManager, sandbox_problem
+from course_build.test_cells import solution_names
+
+
+class SandboxUnavailable(RuntimeError):
+    """bubblewrap cannot run here and the instructor did not allow grading without it."""
+
+
+def _error(ename: str, evalue: str) -> NotebookNode:
+    return NotebookNode(output_type="error", ename=ename, evalue=evalue, traceback=[f"{ename}: {evalue}"])
+
+
+def _stream(text: str) -> NotebookNode:
+    return NotebookNode(output_type="stream", name="stdout", text=text)
+
+
+class SandboxedExecute(Execute):
+    """Execute a submission in a sandbox, judging its test cells in the trusted checker."""
+
+    unsandboxed = Bool(
+        False,
+        help="Run kernels without the bubblewrap sandbox. Grades are then unprotected; use only where "
+        "bubblewrap cannot run, and never for a class that has an incentive to cheat.",
+    ).tag(config=True)
+    max_restarts = Integer(3, help="Kernel restarts per notebook before the rest is given up.").tag(
+        config=True
+    )
+    checker_timeout = Integer(
+        600, help="Seconds the checker may work on one test cell between two calls into the kernel."
+    ).tag(config=True)
+    max_output_bytes = Integer(2_000_000, help="Output kept per cell; the rest is dropped.").tag(config=True)
+    notebook_timeout = Integer(3600, help="Seconds one notebook may take; later cells are not run.").tag(
+        config=True
+    )
+
+    def create_kernel_manager(self):
+        if self.unsandboxed:
+            self.km = AsyncKernelManager(kernel_name="python3", config=self.config)
+            return self.km
+        self.km = SandboxedKernelManager(config=self.config)
+        problem = sandbox_problem(self.km.bwrap)
+        if problem:
+            raise SandboxUnavailable(
+                f"the grading sandbox cannot run here: {problem}. Install bubblewrap "
+                "(apt-get install bubblewrap), or grade without protection with --unsandboxed "
+                "(SandboxedExecute.unsandboxed = True)"
+            )
+        return self.km
+
+    def preprocess(self, nb, resources=None, km=None):
+        startup = f"--IPKernelApp.exec_lines={wire.kernel_startup_line()}"
+        self.extra_arguments = [
+            *[a for a in self.extra_arguments if not a.startswith("--IPKernelApp.exec_lines")],
+            startup,
+        ]
+        self._names = self._solution_names(resources)
+        # started now, so that it loads while the kernel starts; restarted if it ever fails
+        self._checker: CheckerProcess | None = CheckerProcess() if any(map(is_test_cell, nb.cells)) else None
+        self._restarts, self._given_up, self._lost = 0, "", set()
+        self._deadline = time.monotonic() + self.notebook_timeout
+        self._stderr_cells: list[str] = []
+        self._output_left, self._output_cut = self.max_output_bytes, False
+        try:
+            nb, resources = super().preprocess(nb, resources, km)
+        finally:
+            if self._checker is not None:
+                self._checker.close()
+        if self._stderr_cells:
+            cells = ", ".join(dict.fromkeys(self._stderr_cells))
+            add_note(nb, f"passing tests wrote to stderr, not penalized ({cells})")
+        if self.unsandboxed:
+            add_note(nb, UNPROTECTED_NOTE)
+        return nb, resources
+
+    def _solution_names(self, resources: dict) -> set[str]:
+        """Names the solution cells of the nbgrader source notebook define (the gradebook keeps
+        only the released stubs of solution cells, which lack the names of value answers)."""
+        coursedir = CourseDirectory(config=self.config)
+        info = resources["nbgrader"]
+        folder = coursedir.format_path(coursedir.source_directory, ".", info["assignment"])
+        source = nbformat.read(os.path.join(folder, f"{info['notebook']}.ipynb"), as_version=4)
+        return solution_names(source.cells)
+
+    # --- cells -------------------------------------------------------------------------------
+
+    def preprocess_cell(self, cell, resources, index):
+        if cell.cell_type == "code":
+            label = grade_id(cell) or f"cell {index}"
+            self._output_left, self._output_cut = self.max_output_bytes, False
+            if not self._given_up and time.monotonic() > self._deadline:
+                self._give_up(f"the notebook ran past {self.notebook_timeout} s")
+            if self._given_up:
+                cell.outputs = [_error("NotRun", f"not run: {self._given_up}")]
+            elif is_test_cell(cell):
+                self._run_test_cell(cell, index, label)
+            else:
+                self._run_kernel_cell(cell, index, label)
+            if self._output_cut:
+                cell.outputs.append(
+                    _stream(f"\n[the grader dropped output beyond {self.max_output_bytes} bytes]\n")
+                )
+                add_note(self.nb, f"{label}: output beyond {self.max_output_bytes} bytes was dropped")
+        if index == len(self.nb.cells) - 1 and not self._given_up:
+            self._report_suspicious_changes(index)
+        return cell, self.resources
+
+    def _run_kernel_cell(self, cell: NotebookNode, index: int, label: str) -> None:
+        failure = None
+        try:
+            self.execute_cell(cell, index, store_history=True)
+        except CellTimeoutError:
+            failure = f"the cell ran past {self.timeout} s and ignored the interrupt"
+        except DeadKernelError:
+            failure = "the kernel died in this cell (os._exit, a crash or no memory left)"
+        if failure is not None:
+            cell.outputs.append(
+                _error("CellTimeoutError" if "ran past" in failure else "DeadKernelError", failure)
+            )
+            add_note(self.nb, f"{label}: {failure}; the kernel was restarted")
+            self._lost.add(index)
+            self._recover(index)
+        elif any(o.get("ename") == "CellTimeoutError" for o in cell.outputs):
+            add_note(self.nb, f"{label}: interrupted after {self.timeout} s (an endless loop?)")
+        elif any(o.get("ename") == "MemoryError" for o in cell.outputs):
+            add_note(self.nb, f"{label}: ran out of memory")
+
+    def _run_test_cell(self, cell: NotebookNode, index: int, label: str) -> None:
+        judged = _Judged()
+        try:
+            if self._checker is None:
+                self._checker = CheckerProcess()
+            names = sorted(self._names & names_used(cell.source))
+            self._checker.send({"op": "run", "code": cell.source, "names": names})
+            run_sync(self._judge)(judged, index)
+        except CheckerGone as gone:
+            if self._checker is not None:
+                self._checker.close()
+            self._checker = None
+            add_note(self.nb, f"{label}: the grader's checker failed ({gone}); the cell scores zero")
+            judged.error = {
+                "ename": "GradingError",
+                "evalue": "the grader could not run this test; tell your instructor",
+            }
+        if judged.error is not None:
+            judged.outputs.append(
+                _error(str(judged.error.get("ename", "Error")), str(judged.error.get("evalue", "")))
+            )
+        elif judged.wrote_stderr:
+            self._stderr_cells.append(label)
+        cell.outputs, cell.execution_count = _coalesce(judged.outputs), None
+        self._after_session(judged, index, label)
+
+    async def _judge(self, judged: "_Judged", index: int) -> None:
+        """Relay the checker's requests to a kernel session until the checker is done."""
+        session: KernelSession | None = None
+        try:
+            while True:
+                message = self._checker.receive(self.checker_timeout)
+                if message.get("op") == "kernel" and isinstance(message.get("request"), dict):
+                    request = message["request"]
+                    judged.add_printed(request.pop("printed", None))
+                    if session is None:
+                        session = await self._start_session(index)
+                    reply = await session.ask(request)
+                    judged.add_kernel_outputs(session.take_outputs())
+                    self._checker.send({"op": "reply", "reply": reply})
+                elif message.get("op") == "done":
+                    judged.add_printed(message.get("printed"))
+                    judged.error = message.get("error")
+                    return
+                else:
+                    raise CheckerGone(f"the checker sent an unexpected message {str(message)[:80]}")
+        finally:
+            if session is not None:
+                judged.stopped = await session.end()
+                judged.add_kernel_outputs(session.take_outputs())
+                judged.failure = session.failure
+
+    async def _start_session(self, index: int) -> KernelSession:
+        timeout = float(self.timeout or self.notebook_timeout)
+        session = KernelSession(self, index, call_timeout=timeout, grace=timeout)
+        await session.start()
+        return session
+
+    def _after_session(self, judged: "_Judged", index: int, label: str) -> None:
+        """Notes on a session that failed; a kernel that did not stop serving is restarted."""
+        status = (judged.failure or {}).get("status")
+        if status == "dead":
+            self._note_and_recover(
+                index, label, "the kernel died during a call (os._exit, a crash or no memory left)"
+            )
+        elif status == "timeout" and judged.stopped:
+            add_note(self.nb, f"{label}: a call into the notebook was interrupted after {self.timeout} s")
+        elif status == "timeout":
+            self._note_and_recover(
+                index, label, "a call into the notebook ran past the timeout and ignored the interrupt"
+            )
+        elif not judged.stopped:
+            self._note_and_recover(index, label, "the kernel did not stop answering the grader")
+
+    # --- the kernel -----------------------------------------------------------------------------
+
+    def _run_quietly(self, cell: NotebookNode, index: int) -> None:
+        """Execute ``cell`` in the kernel without recording it in the notebook or its counters."""
+        saved, count = self.nb.cells[index], self.code_cells_executed
+        try:
+            self.execute_cell(cell, index, store_history=False)
+        finally:
+            self.nb.cells[index], self.code_cells_executed = saved, count
+
+    async def _ask_once(self, request: dict, index: int) -> dict:
+        session = await self._start_session(index)
+        try:
+            return await session.ask(request)
+        finally:
+            await session.end()
+
+    def _report_suspicious_changes(self, index: int) -> None:
+        reply = run_sync(self._ask_once)({"op": "report"}, index)
+        notes = reply.get("notes")
+        if not isinstance(notes, list):
+            add_note(
+                self.nb, "the kernel's report of suspicious changes could not be read (no points deducted)"
+            )
+            return
+        for note in notes[:20]:
+            add_note(self.nb, f"suspicious, no points deducted: {str(note)[:200]}")
+
+    def output(self, outs, msg, display_id, cell_index):
+        """Keep at most ``max_output_bytes`` of each cell's output."""
+        content = msg.get("content", {})
+        data = content.get("data") or {}
+        size = len(content.get("text", "")) + sum(len(json.dumps(value)) for value in data.values())
+        self._output_left -= size
+        if self._output_left < 0:
+            self._output_cut = True
+            return None
+        return super().output(outs, msg, display_id, cell_index)
+
+    def _note_and_recover(self, index: int, label: str, what: str) -> None:
+        add_note(self.nb, f"{label}: {what}; the kernel was restarted")
+        self._recover(index)
+
+    def _give_up(self, why: str) -> None:
+        self._given_up = why
+        add_note(self.nb, f"{why}; the cells after it were not run")
+
+    def _recover(self, failed_index: int) -> None:
+        """Restart the kernel and replay the code cells before ``failed_index`` (outputs discarded)."""
+        self._restarts += 1
+        if self._restarts > self.max_restarts:
+            self._give_up("the kernel kept dying or hanging")
+            return
+        run_sync(self._restart)()
+        for index, earlier in enumerate(self.nb.cells[:failed_index]):
+            if earlier.cell_type != "code" or index in self._lost or is_test_cell(earlier):
+                continue
+            try:
+                self._run_quietly(copy.deepcopy(earlier), index)
+            except (CellTimeoutError, DeadKernelError):
+                self._give_up("the kernel kept dying or hanging")
+                return
+
+    async def _restart(self) -> None:
+        await ensure_async(self.km.restart_kernel(now=True))
+        await ensure_async(self.kc.wait_for_ready(timeout=self.startup_timeout))
+
+
+class _Judged:
+    """What judging one test cell produced: its outputs in order, its error, the session's fate."""
+
+    def __init__(self) -> None:
+        self.outputs: list[NotebookNode] = []
+        self.wrote_stderr = False
+        self.error: dict | None = None
+        self.failure: dict | None = None
+        self.stopped = True
+
+    def add_printed(self, streams: object) -> None:
+        """The test's own printed output, as the checker reported it."""
+        if isinstance(streams, dict):
+            for name in ("stdout", "stderr"):
+                text = streams.get(name)
+                if isinstance(text, str) and text:
+                    self.outputs.append(_stream(text))
+                    self.wrote_stderr |= name == "stderr"
+
+    def add_kernel_outputs(self, outputs: list[NotebookNode]) -> None:
+        """What the student's code printed during the calls (its errors are the checker's to judge)."""
+        for output in outputs:
+            if output.output_type == "stream":
+                self.wrote_stderr |= output.get("name") == "stderr"
+                self.outputs.append(_stream(output.text))
+            elif output.output_type != "error":
+                self.outputs.append(output)
+
+
+def _coalesce(outputs: list[NotebookNode]) -> list[NotebookNode]:
+    """Consecutive stdout streams merged into one output, as Jupyter shows them."""
+    merged: list[NotebookNode] = []
+    for output in outputs:
+        if output.output_type == "stream" and merged and merged[-1].output_type == "stream":
+            merged[-1].text += output.text
+        else:
+            merged.append(output)
+    return merged
