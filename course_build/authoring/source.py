@@ -17,7 +17,7 @@ import yaml
 from nbformat import NotebookNode
 
 from course_build.authoring.exercise_cells import RAISES_EXCEPTION, cells_that_may_raise
-from course_build.authoring.rubric import RubricError, check_manual
+from course_build.authoring.rubric import MODEL_ANSWER, RubricError, check_manual
 from course_build.cell_roles import grade_id
 from course_build.paths import BOOK_CONFIG, REPO_ROOT, lesson_source
 from course_site.citations import roles_as_text
@@ -26,7 +26,6 @@ ROLE_TAGS = ("solution", "tests", "manual")
 GRADE_ID = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
 NBGRADER_SCHEMA_VERSION = 3
 REGENERATE_COMMAND = "python -m course_build"
-MODEL_ANSWER = "*Model answer.*"
 KERNELSPEC = {"display_name": "Python 3", "language": "python", "name": "python3"}
 
 
