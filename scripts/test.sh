@@ -4,4 +4,6 @@ set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/install.sh"
 ruff check .
 ruff format --check .
-python -m pytest "$@"
+# One worker per CPU; a test file stays on one worker, so its module fixtures (one nbgrader
+# batch per lesson) are built once.
+python -m pytest -n auto --dist loadfile "$@"

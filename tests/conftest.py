@@ -1,12 +1,12 @@
 """Shared fixtures: grading runs and book builds are expensive, so each happens once per session."""
 
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from filelock import FileLock
 
 sys.path.insert(0, str(Path(__file__).parent))
 
@@ -41,13 +41,20 @@ def built_site(tmp_path_factory) -> Path:
         if not (site / "index.html").is_file():
             pytest.skip(f"COURSE_SITE_DIR={given} holds no built site (no index.html); build the book")
         return site
-    out = tmp_path_factory.mktemp("browser-book")
-    jupyter_book = shutil.which("jupyter-book", path=str(Path(sys.executable).parent)) or "jupyter-book"
-    result = subprocess.run(
-        [jupyter_book, "build", str(REPO_ROOT), "-W", "-n", "--keep-going", "--path-output", str(out)],
-        capture_output=True,
-        text=True,
-        timeout=1200,
-    )
-    assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-4000:]
-    return out / "_build" / "html"
+    # One build for the whole run: under pytest-xdist every worker asks for it, so the first one
+    # builds while the others wait on the lock, in the run's folder that all workers share.
+    base = tmp_path_factory.getbasetemp()
+    shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+    out = shared / "browser-book"
+    build = [str(Path(sys.executable).parent / "jupyter-book"), "build", str(REPO_ROOT), "-W", "-n"]
+    html = out / "_build" / "html"
+    with FileLock(shared / "browser-book.lock"):
+        if not (html / "index.html").is_file():
+            result = subprocess.run(
+                [*build, "--keep-going", "--path-output", str(out)],
+                capture_output=True,
+                text=True,
+                timeout=1200,
+            )
+            assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-4000:]
+    return html
