@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import os
+import socket
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -142,3 +143,10 @@ def offline_context(
     context.on("console", on_console)
     context.on("weberror", lambda error: watch.console_errors.append(f"uncaught: {error.error}"))
     return context
+
+
+def free_port() -> int:
+    """A TCP port on the loopback that nothing listens on now (for a server a test starts)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]

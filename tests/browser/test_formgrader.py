@@ -17,7 +17,6 @@ import csv
 import os
 import re
 import shutil
-import socket
 import subprocess
 import sys
 import time
@@ -27,7 +26,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from conftest import BADGE_STAND_IN, COLAB_BADGE, Watch, offline_context, screenshot_path
+from conftest import BADGE_STAND_IN, COLAB_BADGE, Watch, free_port, offline_context, screenshot_path
 from grading_harness import make_submission, solution_answers
 from nbgrader.api import Gradebook
 
@@ -83,15 +82,9 @@ def _rows(path: Path) -> dict[str, dict[str, str]]:
         return {row["lms_name"]: row for row in csv.DictReader(handle)}
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 def _start_formgrader(course: Path, log: Path) -> tuple[subprocess.Popen, str]:
     """Start ``python -m course_build.formgrader`` on a free port; return it and its URL with token."""
-    port = _free_port()
+    port = free_port()
     env = {
         **{k: v for k, v in os.environ.items() if not k.startswith("JUPYTER")},
         "JUPYTER_RUNTIME_DIR": str(log.parent / "runtime"),

@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import os
 import secrets
-import socket
 import subprocess
 import sys
 import time
@@ -22,7 +21,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from conftest import BADGE_STAND_IN, COLAB_BADGE, Watch, offline_context, screenshot_path
+from conftest import BADGE_STAND_IN, COLAB_BADGE, Watch, free_port, offline_context, screenshot_path
 from grading_harness import make_submission, solution_answers
 
 from course_build.paths import REPO_ROOT, lesson_names, solution_notebook, student_notebook
@@ -48,12 +47,6 @@ class Lab:
     url: str  # http://127.0.0.1:<port>/
     token: str
     root: Path  # the folder JupyterLab serves
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def wait_until_up(lab: Lab, process: subprocess.Popen, log: Path) -> None:
