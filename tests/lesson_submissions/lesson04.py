@@ -279,5 +279,5 @@ FEEDBACK: dict[str, str] = {
     "mha_scales_by_d_model": "not sqrt(d_model)",
     "mha_mask_without_head_axis": "give the mask a head axis",
     "mha_ignores_x_kv": "cross-attention weights should have shape",
-    "params_without_w_o": "plus W_o of 512",
+    "params_without_w_o": "plus W_o (d_model × d_model)",
 }
