@@ -7,7 +7,10 @@ and the tests read it. A TCP server on the host's loopback stands for any networ
 
 import json
 import os
+import shutil
 import socket
+import sys
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -16,7 +19,12 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 
-from course_build.nbgrader_plugins.sandbox import SandboxedKernelManager, sandbox_problem
+from course_build.nbgrader_plugins.sandbox import (
+    SandboxedKernelManager,
+    readable_paths,
+    run_sandboxed,
+    sandbox_problem,
+)
 from course_build.paths import REPO_ROOT
 
 pytestmark = pytest.mark.slow
@@ -221,3 +229,22 @@ def test_nothing_the_kernel_started_outlives_it(probes):
 def test_a_missing_bubblewrap_is_reported():
     problem = sandbox_problem("/nonexistent/bwrap")
     assert problem is not None and "missing" in problem
+
+
+def test_a_checkout_under_tmp_stays_visible_behind_the_private_tmp():
+    """A clone (and its virtual environment) in /tmp must not vanish under the kernel's own /tmp."""
+    checkout = Path(tempfile.mkdtemp(prefix="checkout-", dir="/tmp"))
+    try:
+        checkout.chmod(0o755)
+        (checkout / "env").mkdir(mode=0o755)
+        (checkout / "env" / "marker.txt").write_text("visible")
+        (checkout / "env" / "marker.txt").chmod(0o644)
+        (checkout / "secret.txt").write_text("hidden")
+        script = "import os, sys; print(open(sys.argv[1]).read(), os.path.exists(sys.argv[2]))"
+        marker, secret = checkout / "env/marker.txt", checkout / "secret.txt"
+        command = [sys.executable, "-c", script, str(marker), str(secret)]
+        result = run_sandboxed(command, [*readable_paths([]), checkout / "env"])
+        assert result.returncode == 0, result.stderr
+        assert result.stdout.split() == ["visible", "False"]
+    finally:
+        shutil.rmtree(checkout)

@@ -145,10 +145,11 @@ def bwrap_argv(
     else:  # setpriv needs these to enter the uid's directory and drop to it; it then drops every one
         kept = ("SETUID", "SETGID", "SETPCAP", "DAC_READ_SEARCH")
         args += ["--cap-drop", "ALL"] + [a for c in kept for a in ("--cap-add", f"CAP_{c}")]
-    args += _mount_args(readable)
     args += ["--proc", "/proc", "--dev", "/dev"]
     args += ["--perms", "1777", "--size", tmpfs, "--tmpfs", "/dev/shm"]
     args += ["--perms", "1777", "--size", tmpfs, "--tmpfs", "/tmp"]
+    # After the fresh /tmp, so that an environment or a checkout under /tmp stays visible.
+    args += _mount_args(readable)
     args += ["--bind", str(run_dir), str(run_dir)]
     args += ["--perms", "1777", "--size", tmpfs, "--tmpfs", str(run_dir / "work"), "--chdir", str(run_dir)]
     args += ["--clearenv"]
@@ -256,27 +257,37 @@ def sandbox_problem(bwrap: str = BWRAP) -> str | None:
     for tool in (bwrap, PRLIMIT) + ((SETPRIV,) if os.geteuid() == 0 else ()):
         if not os.access(tool, os.X_OK):
             return f"{tool} is missing (Debian: apt-get install bubblewrap util-linux)"
+    command = [sys.executable, "-c", "import numpy, ipykernel"]
+    try:
+        result = run_sandboxed(command, readable_paths([]), bwrap=bwrap)
+    except (OSError, subprocess.TimeoutExpired) as error:
+        return f"{bwrap} could not start a sandbox: {error}"
+    if result.returncode != 0:
+        tail = (result.stderr or result.stdout).strip()[-500:]
+        return f"{bwrap} could not start a sandbox (exit code {result.returncode}): {tail}"
+    return None
+
+
+def run_sandboxed(
+    command: list[str], readable: list[Path], *, bwrap: str = BWRAP, timeout_s: float = 120
+) -> subprocess.CompletedProcess[str]:
+    """Run ``command`` once in a sandbox that shows ``readable`` and an empty working copy.
+
+    The same mounts and limits a grading kernel gets; used to check that a sandbox starts here.
+    """
     slot = UidSlot() if os.geteuid() == 0 else None
     run_dir = _make_run_dir()
     try:
         _copy_submission(run_dir, None, None if slot is None else slot.uid)
-        command = [sys.executable, "-c", "import numpy, ipykernel"]
         argv = bwrap_argv(
             command,
             run_dir=run_dir,
-            readable=readable_paths([]),
+            readable=readable,
             limits=Limits(),
             uid=None if slot is None else slot.uid,
             bwrap=bwrap,
         )
-        try:
-            result = subprocess.run(argv, capture_output=True, text=True, timeout=120)
-        except (OSError, subprocess.TimeoutExpired) as error:
-            return f"{bwrap} could not start a sandbox: {error}"
-        if result.returncode != 0:
-            tail = (result.stderr or result.stdout).strip()[-500:]
-            return f"{bwrap} could not start a sandbox (exit code {result.returncode}): {tail}"
-        return None
+        return subprocess.run(argv, capture_output=True, text=True, timeout=timeout_s)
     finally:
         shutil.rmtree(run_dir, ignore_errors=True)
         if slot is not None:
