@@ -46,12 +46,13 @@ def built_site(tmp_path_factory) -> Path:
     base = tmp_path_factory.getbasetemp()
     shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
     out = shared / "browser-book"
-    build = [str(Path(sys.executable).parent / "jupyter-book"), "build", str(REPO_ROOT), "-W", "-n"]
+    jupyter_book = str(Path(sys.executable).parent / "jupyter-book")
+    build = [jupyter_book, "build", str(REPO_ROOT), "-W", "-n", "--keep-going", "--path-output", str(out)]
     html = out / "_build" / "html"
     with FileLock(shared / "browser-book.lock"):
         if not (html / "index.html").is_file():
             result = subprocess.run(
-                [*build, "--keep-going", "--path-output", str(out)],
+                build,
                 capture_output=True,
                 text=True,
                 timeout=1200,

@@ -234,16 +234,16 @@ def test_a_missing_bubblewrap_is_reported():
 def test_a_checkout_under_tmp_stays_visible_behind_the_private_tmp():
     """A clone (and its virtual environment) in /tmp must not vanish under the kernel's own /tmp."""
     checkout = Path(tempfile.mkdtemp(prefix="checkout-", dir="/tmp"))
+    env, marker, secret = checkout / "env", checkout / "env" / "marker.txt", checkout / "secret.txt"
     try:
         checkout.chmod(0o755)
-        (checkout / "env").mkdir(mode=0o755)
-        (checkout / "env" / "marker.txt").write_text("visible")
-        (checkout / "env" / "marker.txt").chmod(0o644)
-        (checkout / "secret.txt").write_text("hidden")
+        env.mkdir(mode=0o755)
+        marker.write_text("visible")
+        marker.chmod(0o644)
+        secret.write_text("hidden")
         script = "import os, sys; print(open(sys.argv[1]).read(), os.path.exists(sys.argv[2]))"
-        marker, secret = checkout / "env/marker.txt", checkout / "secret.txt"
         command = [sys.executable, "-c", script, str(marker), str(secret)]
-        result = run_sandboxed(command, [*readable_paths([]), checkout / "env"])
+        result = run_sandboxed(command, [*readable_paths([]), env])
         assert result.returncode == 0, result.stderr
         assert result.stdout.split() == ["visible", "False"]
     finally:
