@@ -76,10 +76,11 @@ def _read_exactly(stream: BinaryIO, size: int) -> bytes:
 
 
 def read_frame(stream: BinaryIO) -> dict:
+    """The next frame's JSON object; ValueError (``wire.MalformedData``) for one off the caps."""
     (size,) = struct.unpack(">Q", _read_exactly(stream, 8))
     if size > MAX_FRAME_BYTES:
         raise ValueError(f"a frame of {size} bytes is larger than allowed")
-    message = json.loads(_read_exactly(stream, size))
+    message = wire.loads(_read_exactly(stream, size), max_chars=MAX_FRAME_BYTES)
     if not isinstance(message, dict):
         raise ValueError("a frame must hold a JSON object")
     return message

@@ -30,6 +30,11 @@ DEFAULT_LIMIT_BYTES = 64 * 2**20
 MAX_DEPTH = 32
 MAX_INT_DIGITS = 4000
 MAX_MESSAGE_CHARS = 2000
+MAX_JSON_CHARS = 128 * 2**20  # above the base64 text of DEFAULT_LIMIT_BYTES of arrays
+MAX_JSON_ITEMS = 500_000  # values in one JSON text: each costs memory however small its text
+MAX_JSON_DEPTH = 3 * MAX_DEPTH + 8  # a wire dict nests three JSON levels per level, plus the envelope
+_JSON_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"')
+_NOT_BRACKET = re.compile(r"[^\[\]{}]+")
 _DTYPE = re.compile(r"^[<>|=][biufcU][0-9]{1,6}$")
 _INT = re.compile(rf"-?[0-9]{{1,{MAX_INT_DIGITS}}}")
 _BIT_GENERATORS = ("PCG64", "PCG64DXSM", "MT19937", "Philox", "SFC64")
@@ -53,6 +58,45 @@ class _Budget:
         self.left -= size
         if self.left < 0:
             raise error("the data is larger than the grader accepts")
+
+
+def loads(
+    text: str | bytes,
+    *,
+    max_chars: int = MAX_JSON_CHARS,
+    max_items: int = MAX_JSON_ITEMS,
+    max_depth: int = MAX_JSON_DEPTH,
+) -> object:
+    """``json.loads`` for text that came from the student's kernel: MalformedData instead of a
+    parse that could exhaust memory or the stack, or yield text that cannot be written out.
+
+    Checked before parsing, without recursion: the length, the number of values (a small text of
+    empty lists expands a hundredfold in memory) and the nesting depth. After it: no lone
+    surrogate (``"\\ud800"``), which would fail later, when the notebook is saved.
+    """
+    if len(text) > max_chars:
+        raise MalformedData(f"a message of {len(text)} characters, more than the grader reads ({max_chars})")
+    if isinstance(text, bytes):
+        try:
+            text = text.decode("utf-8")
+        except UnicodeDecodeError:
+            raise MalformedData("a message that is not UTF-8 text") from None
+    skeleton = _JSON_STRING.sub('""', text)
+    items = skeleton.count(",") + skeleton.count("[") + skeleton.count("{") + 1
+    if items > max_items:
+        raise MalformedData(f"a message of about {items} values, more than the grader reads ({max_items})")
+    brackets = np.frombuffer(_NOT_BRACKET.sub("", skeleton).encode("ascii"), dtype=np.uint8)
+    steps = np.where((brackets == ord("[")) | (brackets == ord("{")), 1, -1).astype(np.int32)
+    if steps.size and int(np.cumsum(steps).max()) > max_depth:
+        raise MalformedData(f"a message nested more than {max_depth} levels deep")
+    try:
+        value = json.loads(text)
+        json.dumps(value, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        raise MalformedData("a message holding text that is not valid Unicode (a lone surrogate)") from None
+    except (ValueError, RecursionError, MemoryError) as error:
+        raise MalformedData(f"a message that is not valid JSON ({type(error).__name__})") from None
+    return value
 
 
 def encode(value: object, limit: int = DEFAULT_LIMIT_BYTES) -> dict:
@@ -195,7 +239,9 @@ def _decode_array(dtype: object, shape: object, data: object, budget: _Budget) -
     except TypeError:
         raise MalformedData(f"not a dtype: {dtype!r}") from None
     size = math.prod(shape) * kind.itemsize
-    budget.charge(size, MalformedData)
+    # A zero-size array is charged as if each empty axis had length 1: its shape alone (2**26, 0)
+    # makes a test that broadcasts it allocate, though its data is empty.
+    budget.charge(math.prod(max(n, 1) for n in shape) * max(kind.itemsize, 1), MalformedData)
     try:
         raw = base64.b64decode(_text(data), validate=True)
     except ValueError:

@@ -8,10 +8,12 @@ reply as the prompt of its next ``input()`` (``wire.serve``), over the kernel's 
 session relays them and collects what the cell prints, through the grading client's own output
 handling (so the per-cell output limit applies).
 
-Everything the kernel sends is a claim: a reply that is not a JSON object is ``malformed``. The
-session keeps its own clock: a call that runs past ``call_timeout`` is interrupted and answered
-``timeout``, a kernel that dies is answered ``dead``, a serve cell that stops answering is
-answered ``malformed``; after any of these the session answers every later request the same way.
+Everything the kernel sends is a claim: a reply that is not a JSON object is ``malformed``, and so
+is one that breaks ``wire.loads``'s caps (length, number of values, depth, valid Unicode), checked
+before it is parsed. The session keeps its own clock: a call that runs past ``call_timeout`` is
+interrupted and answered ``timeout``, a kernel that dies is answered ``dead``, a serve cell that
+stops answering is answered ``malformed``; after any of these the session answers every later
+request the same way.
 ``end`` tells the kernel to stop serving and says whether it did: if not, the caller restarts it.
 """
 
@@ -105,7 +107,8 @@ class KernelSession:
 
     async def _next_prompt(self, timeout: float) -> object:
         """The next prompt of the serve cell (any JSON value), or why none came: ``"ended"`` (the
-        cell finished), ``"dead"`` (the kernel died) or ``"timeout"``; ``None`` if not JSON."""
+        cell finished), ``"dead"`` (the kernel died) or ``"timeout"``; a ``MalformedData`` saying
+        why, if the prompt is not JSON within the caps."""
         kc, deadline = self.client.kc, time.monotonic() + timeout
         while True:
             wait_s = max(0.0, min(POLL_S, deadline - time.monotonic()))
@@ -116,6 +119,8 @@ class KernelSession:
                 return "ended"
             try:
                 message = prompt.result()
+            except (ValueError, RecursionError, MemoryError, UnicodeError) as error:  # its framing
+                return wire.MalformedData(f"a message the grader cannot read ({type(error).__name__})")
             except Empty:
                 if self._outputs.done():
                     return "ended"
@@ -127,10 +132,13 @@ class KernelSession:
             if message["parent_header"].get("msg_id") != self._msg_id:
                 continue
             self._waiting = True
+            text = message.get("content", {}).get("prompt") if isinstance(message, dict) else None
+            if not isinstance(text, str):
+                return wire.MalformedData("a prompt that is not text")
             try:
-                return {"reply": json.loads(message["content"]["prompt"])}
-            except (KeyError, TypeError, ValueError):
-                return None
+                return {"reply": wire.loads(text)}
+            except wire.MalformedData as error:
+                return error
 
     async def _next_reply(self, timeout: float) -> dict:
         prompt = await self._next_prompt(timeout)
@@ -146,6 +154,10 @@ class KernelSession:
             return self._fail("dead", "the kernel died while running the notebook's code")
         if prompt == "ended":
             return self._fail("malformed", "the notebook's kernel stopped answering the grader")
+        if isinstance(prompt, wire.MalformedData):
+            return self._fail(
+                "malformed", f"the notebook's kernel sent an answer the grader cannot read: {prompt}"
+            )
         return self._fail("malformed", "the notebook's kernel sent a malformed answer")
 
     def _fail(self, status: str, message: str) -> dict:

@@ -4,7 +4,8 @@
 start it makes a short private directory (``/tmp/cbXXXXXXXX``) holding the connection file, the
 kernel's IPC sockets and ``submission/``, a copy of the one submission being graded, and starts
 
-    bwrap [namespaces, mounts] -- setpriv [unprivileged uid] -- prlimit [limits] -- sh [copy] -- ipykernel
+    sh [join the cgroup, open the filter] -- bwrap [namespaces, mounts, seccomp] -- setpriv [unprivileged uid]
+        -- prlimit [limits] -- sh [copy] -- ipykernel
 
 so that the kernel sees:
 
@@ -17,7 +18,12 @@ so that the kernel sees:
 * no network (only a loopback interface of its own), its own PID, IPC and UTS namespaces: nothing it
   starts outlives it;
 * an unprivileged uid, no capabilities, ``no_new_privs``, and limits on memory (``RLIMIT_DATA``),
-  processes and threads (``RLIMIT_NPROC``), open files, the size of any file it writes and CPU time.
+  processes and threads (``RLIMIT_NPROC``), open files, the size of any file it writes and CPU time;
+* a seccomp filter that denies the system calls a notebook has no use for, the kernel keyring
+  among them (``seccomp_filter``);
+* memory that counts shared and memfd pages too: a cgroup of its own with the same memory limit
+  and a process limit (``memory_cgroup``), or, where no cgroup can be made, the seccomp filter
+  also denies memfd and shared anonymous memory (``MEMORY_MODES``; the log says which runs).
 
 As root, every sandbox runs under a uid of its own from a pool (``RLIMIT_NPROC`` counts per uid,
 so parallel sandboxes must not share one), and the private directory belongs to root with the
@@ -41,12 +47,31 @@ from pathlib import Path
 
 from jupyter_client.kernelspec import KernelSpec
 from jupyter_client.manager import AsyncKernelManager
-from traitlets import Float, Integer, List, Unicode
+from traitlets import Enum, Float, Integer, List, Unicode
+
+from course_build.nbgrader_plugins import memory_cgroup, seccomp_filter
 
 BWRAP = "/usr/bin/bwrap"
 SETPRIV = "/usr/bin/setpriv"
 PRLIMIT = "/usr/bin/prlimit"
 FIRST_UID, UID_SLOTS = 61000, 64
+SECCOMP_FD = 3
+MEMORY_MODES = {
+    "cgroup": "a cgroup per sandbox counts all its memory (shared and memfd pages included)",
+    "seccomp": "no cgroup can be made here ({why}): the seccomp filter denies memfd and shared anonymous "
+    "memory, and /tmp, /dev/shm and the working copy are size-limited tmpfs",
+}
+# sh -c LAUNCH sh FILTER [CGROUP_PROCS ...] -- BWRAP...: join each cgroup, then exec bwrap with the
+# filter open as SECCOMP_FD (the shell's own pid is moved, so everything in the sandbox follows).
+LAUNCH = "; ".join(
+    [
+        "bpf=$1",
+        "shift",
+        'while [ "$1" != -- ]; do echo $$ > "$1" || exit 1; shift; done',
+        "shift",
+        'exec "$@" 3<"$bpf"',
+    ]
+)
 PASSED_ENV = (
     "NBGRADER_EXECUTION",
     "NBGRADER_VALIDATING",
@@ -131,14 +156,15 @@ def bwrap_argv(
     uid: int | None,
     bwrap: str = BWRAP,
 ) -> list[str]:
-    """The full command that runs ``command`` in a sandbox, in ``run_dir/work``.
+    """The bwrap command that runs ``command`` in a sandbox, in ``run_dir/work``.
 
     ``run_dir`` (connection file, sockets, ``submission/``) is shared with the host; ``work`` is a
     size-limited tmpfs that starts as a copy of ``run_dir/submission``. ``uid``: the unprivileged
     uid to switch to (needs root); None keeps the caller's uid and uses a user namespace instead.
+    bwrap reads the seccomp filter from fd ``SECCOMP_FD``, which ``Walls.launch`` opens.
     """
     tmpfs = str(limits.tmpfs_bytes)
-    args = [bwrap, "--die-with-parent"]
+    args = [bwrap, "--die-with-parent", "--seccomp", str(SECCOMP_FD)]
     args += ["--unshare-pid", "--unshare-ipc", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try"]
     if uid is None:
         args += ["--unshare-user", "--disable-userns", "--cap-drop", "ALL"]
@@ -216,6 +242,46 @@ class UidSlot:
         self._handle.close()
 
 
+def memory_mode(requested: str = "auto") -> tuple[str, str]:
+    """The memory accounting a sandbox gets here (a key of ``MEMORY_MODES``) and a line saying so.
+
+    ``requested``: ``"auto"`` (a cgroup where one can be made) or ``"seccomp"`` (never a cgroup).
+    """
+    problem = "the instructor chose it" if requested == "seccomp" else memory_cgroup.support().problem
+    mode = "seccomp" if problem else "cgroup"
+    return mode, f"grading sandbox memory: {MEMORY_MODES[mode].format(why=problem)}"
+
+
+class Walls:
+    """One sandbox's seccomp filter and, in ``cgroup`` mode, its cgroup; ``close`` removes both."""
+
+    def __init__(self, mode: str, limits: Limits) -> None:
+        self.cgroup: memory_cgroup.SandboxCgroup | None = None
+        descriptor, self.filter_path = tempfile.mkstemp(prefix="cb-seccomp-")
+        os.close(descriptor)
+        os.unlink(self.filter_path)
+        seccomp_filter.write_program(self.filter_path, count_shared_memory=mode == "cgroup")
+        if mode == "cgroup":
+            self.cgroup = memory_cgroup.SandboxCgroup(
+                memory_cgroup.support(), memory_bytes=limits.memory_bytes, processes=limits.processes
+            )
+
+    def launch(self, bwrap_command: list[str]) -> list[str]:
+        """``bwrap_command`` started by a shell that first joins the cgroup and opens the filter."""
+        joins = self.cgroup.procs_files if self.cgroup is not None else []
+        return ["/bin/sh", "-c", LAUNCH, "sh", self.filter_path, *joins, "--", *bwrap_command]
+
+    def ran_out_of_memory(self) -> bool:
+        return self.cgroup is not None and self.cgroup.ran_out_of_memory()
+
+    def close(self) -> None:
+        if self.cgroup is not None:
+            self.cgroup.remove()
+            self.cgroup = None
+        if os.path.exists(self.filter_path):
+            os.unlink(self.filter_path)
+
+
 def _make_run_dir() -> Path:
     """A fresh private ``/tmp/cbXXXXXXXX``: short, because IPC socket paths must stay under 108
     characters."""
@@ -257,6 +323,10 @@ def sandbox_problem(bwrap: str = BWRAP) -> str | None:
     for tool in (bwrap, PRLIMIT) + ((SETPRIV,) if os.geteuid() == 0 else ()):
         if not os.access(tool, os.X_OK):
             return f"{tool} is missing (Debian: apt-get install bubblewrap util-linux)"
+    try:
+        seccomp_filter.filter_program(count_shared_memory=False)
+    except seccomp_filter.SeccompUnavailable as error:
+        return str(error)
     command = [sys.executable, "-c", "import numpy, ipykernel"]
     try:
         result = run_sandboxed(command, readable_paths([]), bwrap=bwrap)
@@ -269,26 +339,37 @@ def sandbox_problem(bwrap: str = BWRAP) -> str | None:
 
 
 def run_sandboxed(
-    command: list[str], readable: list[Path], *, bwrap: str = BWRAP, timeout_s: float = 120
+    command: list[str],
+    readable: list[Path],
+    *,
+    bwrap: str = BWRAP,
+    timeout_s: float = 120,
+    limits: Limits = Limits(),  # noqa: B008 - frozen
+    memory: str = "auto",
 ) -> subprocess.CompletedProcess[str]:
     """Run ``command`` once in a sandbox that shows ``readable`` and an empty working copy.
 
-    The same mounts and limits a grading kernel gets; used to check that a sandbox starts here.
+    The same mounts, limits, filter and memory accounting a grading kernel gets (``memory`` as in
+    ``memory_mode``); used to check that a sandbox starts here.
     """
     slot = UidSlot() if os.geteuid() == 0 else None
     run_dir = _make_run_dir()
+    walls = None
     try:
         _copy_submission(run_dir, None, None if slot is None else slot.uid)
+        walls = Walls(memory_mode(memory)[0], limits)
         argv = bwrap_argv(
             command,
             run_dir=run_dir,
             readable=readable,
-            limits=Limits(),
+            limits=limits,
             uid=None if slot is None else slot.uid,
             bwrap=bwrap,
         )
-        return subprocess.run(argv, capture_output=True, text=True, timeout=timeout_s)
+        return subprocess.run(walls.launch(argv), capture_output=True, text=True, timeout=timeout_s)
     finally:
+        if walls is not None:
+            walls.close()
         shutil.rmtree(run_dir, ignore_errors=True)
         if slot is not None:
             slot.release()
@@ -305,6 +386,12 @@ class SandboxedKernelManager(AsyncKernelManager):
     tmpfs_mib = Integer(
         512, help="Size of each of the kernel's private tmpfs (its working copy, /tmp, /dev/shm), in MiB."
     ).tag(config=True)
+    memory_accounting = Enum(
+        ["auto", "seccomp"],
+        "auto",
+        help="auto: a memory cgroup per sandbox where one can be made, else seccomp; seccomp: never a "
+        "cgroup (memfd and shared anonymous memory denied instead).",
+    ).tag(config=True)
     readable_packages = List(
         Unicode(),
         ["transformer_course"],
@@ -314,7 +401,9 @@ class SandboxedKernelManager(AsyncKernelManager):
     _submission: Path | None = None
     _run_dir: Path | None = None
     _slot: UidSlot | None = None
+    _walls: Walls | None = None
     _log = None
+    _announced: set[str] = set()  # memory modes already logged by this process
 
     def __init__(self, **kwargs) -> None:
         super().__init__(**kwargs)
@@ -362,7 +451,22 @@ class SandboxedKernelManager(AsyncKernelManager):
         argv = bwrap_argv(
             command, run_dir=self._run_dir, readable=readable, limits=self.limits, uid=uid, bwrap=self.bwrap
         )
-        return argv, kw
+        mode, line = memory_mode(self.memory_accounting)
+        if line not in SandboxedKernelManager._announced:
+            SandboxedKernelManager._announced.add(line)
+            self.log.info(line)
+        self._close_walls()
+        self._walls = Walls(mode, self.limits)
+        return self._walls.launch(argv), kw
+
+    def ran_out_of_memory(self) -> bool:
+        """Whether the current kernel's cgroup hit its memory limit (False without a cgroup)."""
+        return self._walls is not None and self._walls.ran_out_of_memory()
+
+    def _close_walls(self) -> None:
+        if self._walls is not None:
+            self._walls.close()
+            self._walls = None
 
     async def _async_post_start_kernel(self, **kw) -> None:
         """Once the kernel has made its sockets, close its private directory to writing."""
@@ -389,6 +493,7 @@ class SandboxedKernelManager(AsyncKernelManager):
 
     async def _async_cleanup_resources(self, restart: bool = False) -> None:
         await super()._async_cleanup_resources(restart=restart)
+        self._close_walls()
         if not restart:
             if self._run_dir is not None:
                 shutil.rmtree(self._run_dir, ignore_errors=True)
