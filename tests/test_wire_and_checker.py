@@ -4,11 +4,16 @@ The kernel's end of the wire (``wire.answer``) runs here on an ordinary namespac
 request and reply passed through JSON as the real pipes and kernel outputs pass them.
 """
 
+import asyncio
+import io
 import json
+import struct
 from collections import namedtuple
+from queue import Empty
 
 import numpy as np
 import pytest
+import zmq
 
 from course_build.checking import wire
 from course_build.checking.checker import (
@@ -17,8 +22,10 @@ from course_build.checking.checker import (
     StudentFunction,
     bind_names,
     names_used,
+    read_frame,
     run_test_cell,
 )
+from course_build.nbgrader_plugins.kernel_session import KernelSession
 from course_build.test_cells import defined_names
 
 PLAIN_VALUES = [
@@ -357,3 +364,155 @@ def test_after_a_fatal_failure_no_further_call_reaches_the_kernel():
         with pytest.raises(CheckError):
             function(1)
     assert len(calls) == 1
+
+
+# --- caps on what the kernel sends, before it is parsed --------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "[" + "[]," * 600_000 + "[]]",  # 1.8 MB of empty lists: hundreds of MB once parsed
+        "[" * 100_000 + "]" * 100_000,  # deeper than the stack: RecursionError without the cap
+        '{"a":' * 200 + "1" + "}" * 200,
+        '"\\ud800"',  # a lone surrogate: parses, then fails when the notebook is saved
+        '{"notes": ["ok", "\\udfff"]}',
+        "[1, 2",
+        "NaN-ish garbage",
+        b"\xff\xfe not UTF-8",
+    ],
+    ids=[
+        "many-values",
+        "deep-lists",
+        "deep-dicts",
+        "surrogate",
+        "surrogate-inside",
+        "cut",
+        "garbage",
+        "bytes",
+    ],
+)
+def test_hostile_json_is_malformed_data_not_a_crash(text):
+    with pytest.raises(wire.MalformedData):
+        wire.loads(text)
+
+
+def test_an_overlong_message_is_refused_before_it_is_parsed():
+    with pytest.raises(wire.MalformedData, match="characters"):
+        wire.loads('"' + "a" * 1000 + '"', max_chars=100)
+
+
+@pytest.mark.parametrize(
+    "text, value",
+    [
+        ('"\\ud83d\\ude00 [[[[[[{{{{"', "\U0001f600 [[[[[[{{{{"),  # a pair is one character; brackets in text
+        ('["a\\"[[[[", "]]]"]', ['a"[[[[', "]]]"]),  # an escaped quote does not end the string
+        ('{"status": "returned", "value": {"t": "none"}}', {"status": "returned", "value": {"t": "none"}}),
+    ],
+)
+def test_ordinary_json_reads_as_json(text, value):
+    assert wire.loads(text) == value
+
+
+def test_a_real_reply_nested_as_deep_as_the_wire_allows_is_read():
+    nested: object = 1.0
+    for _ in range(wire.MAX_DEPTH - 1):
+        nested = {"k": [nested]} if isinstance(nested, float) else [nested]
+    reply = json.dumps(
+        {"status": "returned", "value": wire.encode(nested), "array": wire.encode(np.ones(2**18))}
+    )
+    assert wire.decode(wire.loads(reply)["value"]) == nested
+
+
+def test_a_zero_size_array_with_a_huge_shape_is_refused():
+    """Shape (2**26, 0) has no data, but a test that broadcasts it allocates gigabytes."""
+    for shape in ([2**26, 0], [0, 2**40]):
+        with pytest.raises(wire.MalformedData):
+            wire.decode({"t": "array", "dtype": "<f8", "shape": shape, "data": ""})
+    empty = wire.decode({"t": "array", "dtype": "<f8", "shape": [0, 3], "data": ""})
+    assert empty.shape == (0, 3)
+
+
+@pytest.mark.parametrize(
+    "payload",
+    [b"[" * 5000 + b"]" * 5000, b'{"op": "reply", "reply": "\\ud800"}', b"\xff", b'["not an object"]'],
+    ids=["deep", "surrogate", "not-utf8", "not-an-object"],
+)
+def test_a_hostile_frame_is_a_value_error(payload):
+    stream = io.BytesIO(struct.pack(">Q", len(payload)) + payload)
+    with pytest.raises(ValueError):
+        read_frame(stream)
+
+
+class _FakeKernelClient:
+    """The parts of nbclient's client a KernelSession uses, with the kernel's stdin prompts scripted."""
+
+    def __init__(self, prompts: list[object]) -> None:
+        self.prompts = prompts
+        self.sent: list[str] = []
+        self.kc = self
+        self.km = self
+        self.iopub_channel = self
+        self.clear_before_next_output = False
+        self.serving = False
+
+    async def execute(self, code, **kwargs):
+        self.serving = True
+        return "serve-cell"
+
+    async def get_stdin_msg(self, timeout=None):
+        if not self.serving or not self.prompts:
+            raise Empty
+        prompt = self.prompts.pop(0)
+        if isinstance(prompt, BaseException):
+            raise prompt
+        return {"parent_header": {"msg_id": "serve-cell"}, "content": {"prompt": prompt}}
+
+    async def get_msg(self, timeout=None):
+        await asyncio.sleep(3600)  # the serve cell never finishes in these tests
+
+    def input(self, text):
+        self.sent.append(text)
+
+    async def is_alive(self):
+        return True
+
+
+def _session_reply(prompts: list[object]) -> dict:
+    async def run() -> dict:
+        session = KernelSession(_FakeKernelClient(prompts), 0, call_timeout=2, grace=0.1)
+        await session.start()
+        reply = await session.ask({"op": "describe", "names": []})
+        session._outputs.cancel()
+        return reply
+
+    return asyncio.run(run())
+
+
+@pytest.mark.parametrize(
+    "prompt, why",
+    [
+        ('{"names": ' + "[" * 50_000 + "]" * 50_000 + "}", "levels deep"),
+        ('{"notes": ["\\ud800"]}', "surrogate"),
+        ("[" + "[]," * 600_000 + "[]]", "values"),
+        (ValueError("forged header"), "ValueError"),
+        (wire.MalformedData("nested too deep"), "nested too deep"),
+        (RecursionError(), "RecursionError"),
+    ],
+    ids=["deep", "surrogate", "many-values", "unpack-error", "unpack-caps", "recursion"],
+)
+def test_a_hostile_reply_fails_the_session_with_a_clear_message(prompt, why):
+    reply = _session_reply(['{"status": "ready"}', prompt])
+    assert reply["status"] == "malformed" and why in reply["message"]
+
+
+def test_an_ordinary_reply_reaches_the_checker():
+    assert _session_reply(['{"status": "ready"}', '{"names": {}}']) == {"names": {}}
+
+
+def test_the_kernel_manager_parses_every_message_with_the_caps():
+    from course_build.nbgrader_plugins.sandbox import MAX_MESSAGE_BYTES, SandboxedKernelManager
+
+    manager = SandboxedKernelManager()
+    assert manager.session.unpack is wire.loads
+    assert manager.context.getsockopt(zmq.MAXMSGSIZE) == MAX_MESSAGE_BYTES

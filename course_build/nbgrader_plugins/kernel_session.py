@@ -31,6 +31,20 @@ from nbformat.v4 import new_code_cell
 from course_build.checking import wire
 
 POLL_S = 1.0  # how often a wait for the kernel checks that the kernel and its cell are alive
+# What reading a message the kernel forged can raise (the session's unpack is wire.loads)
+UNREADABLE = (AttributeError, KeyError, TypeError, ValueError, RecursionError, MemoryError)
+
+
+def _field(message: object, *path: str) -> object:
+    """``message[path[0]][path[1]]...``, or None where a forged message lacks it."""
+    for key in path:
+        message = message.get(key) if isinstance(message, dict) else None
+    return message
+
+
+def _unreadable(error: BaseException) -> wire.MalformedData:
+    detail = str(error) if isinstance(error, wire.MalformedData) else type(error).__name__
+    return wire.MalformedData(detail)
 
 
 class KernelSession:
@@ -98,12 +112,16 @@ class KernelSession:
     async def _collect_outputs(self) -> None:
         """Process the serve cell's iopub messages into ``cell.outputs`` until the kernel is idle."""
         while True:
-            message = await ensure_async(self.client.kc.iopub_channel.get_msg(timeout=None))
-            if message["parent_header"].get("msg_id") == self._msg_id:
-                try:
+            try:
+                message = await ensure_async(self.client.kc.iopub_channel.get_msg(timeout=None))
+                if _field(message, "parent_header", "msg_id") == self._msg_id:
                     self.client.process_message(message, self.cell, self.index)
-                except CellExecutionComplete:
-                    return
+            except CellExecutionComplete:
+                return
+            except UNREADABLE as error:
+                why = _unreadable(error)
+                self._fail("malformed", f"the notebook's kernel sent a message the grader cannot read: {why}")
+                return
 
     async def _next_prompt(self, timeout: float) -> object:
         """The next prompt of the serve cell (any JSON value), or why none came: ``"ended"`` (the
@@ -119,8 +137,8 @@ class KernelSession:
                 return "ended"
             try:
                 message = prompt.result()
-            except (ValueError, RecursionError, MemoryError, UnicodeError) as error:  # its framing
-                return wire.MalformedData(f"a message the grader cannot read ({type(error).__name__})")
+            except UNREADABLE as error:
+                return _unreadable(error)
             except Empty:
                 if self._outputs.done():
                     return "ended"
@@ -129,10 +147,10 @@ class KernelSession:
                 if time.monotonic() >= deadline:
                     return "timeout"
                 continue
-            if message["parent_header"].get("msg_id") != self._msg_id:
+            if _field(message, "parent_header", "msg_id") != self._msg_id:
                 continue
             self._waiting = True
-            text = message.get("content", {}).get("prompt") if isinstance(message, dict) else None
+            text = _field(message, "content", "prompt")
             if not isinstance(text, str):
                 return wire.MalformedData("a prompt that is not text")
             try:

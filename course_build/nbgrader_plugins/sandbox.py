@@ -45,10 +45,12 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
+import zmq
 from jupyter_client.kernelspec import KernelSpec
 from jupyter_client.manager import AsyncKernelManager
 from traitlets import Enum, Float, Integer, List, Unicode
 
+from course_build.checking import wire
 from course_build.nbgrader_plugins import memory_cgroup, seccomp_filter
 
 BWRAP = "/usr/bin/bwrap"
@@ -56,6 +58,7 @@ SETPRIV = "/usr/bin/setpriv"
 PRLIMIT = "/usr/bin/prlimit"
 FIRST_UID, UID_SLOTS = 61000, 64
 SECCOMP_FD = 3
+MAX_MESSAGE_BYTES = wire.MAX_JSON_CHARS + 2**20  # one part of a message from the kernel
 MEMORY_MODES = {
     "cgroup": "a cgroup per sandbox counts all its memory (shared and memfd pages included)",
     "seccomp": "no cgroup can be made here ({why}): the seccomp filter denies memfd and shared anonymous "
@@ -408,6 +411,10 @@ class SandboxedKernelManager(AsyncKernelManager):
     def __init__(self, **kwargs) -> None:
         super().__init__(**kwargs)
         self.transport = "ipc"
+        # Every message from the kernel is hostile data: zmq drops one larger than the cap before
+        # it is buffered whole, and the session parses each part with wire.loads's caps.
+        self.context.setsockopt(zmq.MAXMSGSIZE, MAX_MESSAGE_BYTES)
+        self.session.unpack = wire.loads
 
     @property
     def kernel_spec(self) -> KernelSpec:
