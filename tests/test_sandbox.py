@@ -18,9 +18,16 @@ from pathlib import Path
 import nbformat
 import pytest
 from nbclient import NotebookClient
+from nbclient.exceptions import DeadKernelError
+from traitlets.config import Config
 
 from course_build.nbgrader_plugins.sandbox import (
+    MEMORY_MODES,
+    SECCOMP_FD,
+    Limits,
     SandboxedKernelManager,
+    bwrap_argv,
+    memory_mode,
     readable_paths,
     run_sandboxed,
     sandbox_problem,
@@ -248,3 +255,207 @@ def test_a_checkout_under_tmp_stays_visible_behind_the_private_tmp():
         assert result.stdout.split() == ["visible", "False"]
     finally:
         shutil.rmtree(checkout)
+
+
+# --- the seccomp filter, memory accounting and the uid pool ----------------------------------
+
+SYSCALLS = """
+import ctypes, errno, json
+libc = ctypes.CDLL(None, use_errno=True)
+USER_KEYRING, CLONE_NEWUSER = -4, 0x10000000
+calls = {
+    "add_key": (248, b"user", b"course-key", b"secret", 6, USER_KEYRING),
+    "keyctl": (250, 0, USER_KEYRING, 0),  # KEYCTL_GET_KEYRING_ID
+    "ptrace": (101, 16, 1, 0, 0),  # PTRACE_ATTACH to pid 1
+    "mount": (165, b"none", b"/tmp", b"tmpfs", 0, 0),
+    "bpf": (321, 0, 0, 0),
+    "perf_event_open": (298, 0, 0, -1, -1, 0),
+    "userfaultfd": (323, 0),
+    "unshare": (272, CLONE_NEWUSER),
+}
+result = {}
+for name, (number, *args) in calls.items():
+    outcome = libc.syscall(number, *[ctypes.c_long(a) if isinstance(a, int) else a for a in args])
+    result[name] = "allowed" if outcome >= 0 else errno.errorcode[ctypes.get_errno()]
+import numpy as np, torch
+result["torch"] = float(torch.nn.functional.softmax(torch.tensor([0.0, 0.0]), dim=0)[0])
+result["numpy"] = float(np.linalg.solve(np.eye(2), np.ones(2))[0])
+print(json.dumps(result))
+"""
+DENIED_CALLS = ("add_key", "keyctl", "ptrace", "mount", "bpf", "perf_event_open", "userfaultfd", "unshare")
+
+
+def test_the_filter_denies_what_a_notebook_never_needs_and_numpy_and_torch_still_work():
+    result = run_sandboxed([sys.executable, "-c", SYSCALLS], readable_paths([]))
+    assert result.returncode == 0, result.stderr
+    found = json.loads(result.stdout)
+    assert {name: found[name] for name in DENIED_CALLS} == dict.fromkeys(DENIED_CALLS, "EPERM")
+    assert found["torch"] == 0.5 and found["numpy"] == 1.0
+
+
+def test_bwrap_gets_the_filter_and_the_log_says_which_memory_mode_runs():
+    argv = bwrap_argv(["true"], run_dir=Path("/tmp/cbX"), readable=[], limits=Limits(), uid=None)
+    assert argv[argv.index("--seccomp") + 1] == str(SECCOMP_FD)
+    mode, line = memory_mode()
+    assert mode in MEMORY_MODES and line.startswith("grading sandbox memory: ")
+    assert memory_mode("seccomp")[0] == "seccomp"
+
+
+MEMORY_HOGS = {
+    "memfd": "fd = os.memfd_create(f'hog{i}'); os.ftruncate(fd, CHUNK); held.append(mmap.mmap(fd, CHUNK))",
+    "shared": "held.append(mmap.mmap(-1, CHUNK, flags=mmap.MAP_SHARED))",
+    "dev_shm": (
+        "fd = os.open(f'/dev/shm/hog{i}', os.O_RDWR | os.O_CREAT); os.ftruncate(fd, CHUNK); "
+        "held.append(mmap.mmap(fd, CHUNK))"
+    ),
+}
+
+
+def _hog(kind: str) -> str:
+    """A cell that fills 1.5 GiB through ``kind`` and prints how much it held."""
+    return (
+        "import mmap, os\nCHUNK, held = 64 * 2**20, []\n"
+        f"for i in range(24):\n    {MEMORY_HOGS[kind]}\n    held[-1].write(b'x' * CHUNK)\n"
+        "print('held', len(held) * 64, 'MiB')"
+    )
+
+
+def _run_hog(kind: str, memory: str) -> tuple[list, bool]:
+    """The hog cell's outputs (or DeadKernelError) in a 1 GiB kernel; whether its cgroup hit the limit."""
+    notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(_hog(kind))])
+    notebook.metadata.kernelspec = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    config = Config()
+    config.SandboxedKernelManager.memory_limit_gib = 1.0
+    config.SandboxedKernelManager.memory_accounting = memory
+    config.SandboxedKernelManager.tmpfs_mib = 2048 if memory == "auto" else 512
+    client = NotebookClient(
+        notebook, timeout=120, kernel_manager_class=SandboxedKernelManager, allow_errors=True, config=config
+    )
+    killed_for_memory = False
+    with tempfile.TemporaryDirectory() as folder:
+        client.resources = {"metadata": {"path": folder}}
+        try:
+            with client.setup_kernel():
+                try:
+                    client.execute_cell(notebook.cells[0], 0)
+                except DeadKernelError:
+                    killed_for_memory = client.km.ran_out_of_memory()
+                    return ["DeadKernelError"], killed_for_memory
+        except DeadKernelError:
+            return ["DeadKernelError"], killed_for_memory
+    return notebook.cells[0].outputs, killed_for_memory
+
+
+@pytest.mark.parametrize("kind", MEMORY_HOGS)
+@pytest.mark.parametrize("memory", ["auto", "seccomp"])
+def test_memory_outside_rlimit_data_is_stopped(kind, memory):
+    """1.5 GiB held through memfd, shared anonymous memory or /dev/shm under a 1 GiB limit: a
+    cgroup kills the kernel (even with a 2 GiB /dev/shm); without one, the filter or the 512 MiB
+    tmpfs stops the allocation."""
+    mode = memory_mode(memory)[0]
+    outputs, killed_for_memory = _run_hog(kind, memory)
+    printed = "".join(o.get("text", "") for o in outputs if isinstance(o, dict))
+    assert "held" not in printed, f"{kind} held 1.5 GiB in {mode} mode"
+    if mode == "cgroup":
+        assert outputs == ["DeadKernelError"] and killed_for_memory
+    elif kind == "dev_shm":  # a full tmpfs: SIGBUS on the page that does not fit, or ENOSPC
+        assert outputs == ["DeadKernelError"] or any(o.get("ename") == "OSError" for o in outputs)
+    else:
+        assert [o.get("ename") for o in outputs if o.get("output_type") == "error"] == ["PermissionError"]
+
+
+LEAVE_TRACES = """
+import ctypes, errno, json, os, subprocess, sys
+marker = sys.argv[1]
+libc = ctypes.CDLL(None, use_errno=True)
+left = {}
+key = libc.syscall(248, b"user", marker.encode(), b"secret", 6, ctypes.c_long(-4))  # add_key
+left["key"] = "stored" if key >= 0 else errno.errorcode[ctypes.get_errno()]
+written = []
+for root, dirs, _ in os.walk("/"):
+    dirs[:] = [d for d in dirs if os.path.join(root, d) not in ("/proc", "/sys")]
+    if os.access(root, os.W_OK):
+        try:
+            open(os.path.join(root, marker), "w").close()
+            written.append(root)
+        except OSError:
+            pass
+left["files"] = written
+rt = ctypes.CDLL("librt.so.1", use_errno=True)
+rt.mq_open.restype = ctypes.c_int
+left["mqueue"] = rt.mq_open(f"/{marker}".encode(), os.O_CREAT | os.O_RDWR, 0o666, None) >= 0
+shm = libc.shmget(0x5EC7E7, 4096, 0o1666)  # IPC_CREAT | 0666
+left["sysv_shm"] = shm >= 0
+subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)", marker], start_new_session=True)
+print(json.dumps(left))
+"""
+LOOK_FOR_TRACES = """
+import ctypes, json, os, sys
+marker = sys.argv[1]
+libc = ctypes.CDLL(None, use_errno=True)
+found = {"key": libc.syscall(250, 0, ctypes.c_long(-4), 0) >= 0}  # keyctl: the uid's keyring at all
+found["files"] = []
+for root, dirs, files in os.walk("/"):
+    dirs[:] = [d for d in dirs if os.path.join(root, d) not in ("/proc", "/sys")]
+    if marker in files:
+        found["files"].append(root)
+rt = ctypes.CDLL("librt.so.1", use_errno=True)
+found["mqueue"] = rt.mq_open(f"/{marker}".encode(), os.O_RDWR, 0, None) >= 0
+found["sysv_shm"] = libc.shmget(0x5EC7E7, 0, 0) >= 0
+found["processes"] = []  # any but this one and bubblewrap's init (pid 1)
+for pid in filter(str.isdigit, os.listdir("/proc")):
+    if int(pid) not in (1, os.getpid()):
+        try:
+            found["processes"].append(open(f"/proc/{pid}/cmdline", "rb").read().decode("utf-8", "replace"))
+        except OSError:
+            pass
+print(json.dumps(found))
+"""
+
+
+def _uid_processes(uid: int) -> list[str]:
+    found = []
+    for entry in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            if os.stat(f"/proc/{entry}").st_uid == uid:
+                found.append(Path(f"/proc/{entry}/cmdline").read_bytes().replace(b"\0", b" ").decode())
+        except OSError:
+            continue
+    return found
+
+
+def _keys_of(uid: int) -> str:
+    """The host's /proc/key-users line for ``uid`` (its keys and keyrings), empty when it has none."""
+    lines = Path("/proc/key-users").read_text().splitlines()
+    return next((line for line in lines if line.split(":")[0].strip() == str(uid)), "")
+
+
+def test_a_later_sandbox_with_the_same_uid_finds_nothing_of_an_earlier_one(monkeypatch):
+    """Keyring key, files in every writable place, message queue, SysV memory, a detached process:
+    the first sandbox tries to leave each; the second, under the same pool uid, sees none."""
+    from course_build.nbgrader_plugins import sandbox
+
+    slot = sandbox.UidSlot()  # a uid no other grading holds now, then pinned for both sandboxes
+    uid = slot.uid
+    slot.release()
+    monkeypatch.setattr(sandbox, "FIRST_UID", uid)
+    monkeypatch.setattr(sandbox, "UID_SLOTS", 1)
+    marker = f"course-trace-{os.getpid()}"
+    keys_before = _keys_of(uid)
+
+    first = run_sandboxed([sys.executable, "-c", LEAVE_TRACES, marker], readable_paths([]))
+    assert first.returncode == 0, first.stderr
+    left = json.loads(first.stdout)
+    assert left["key"] == "EPERM" and left["files"] and left["mqueue"] and left["sysv_shm"]
+    assert _keys_of(uid) == keys_before, "the first sandbox left a key in the host's keyring of its uid"
+    assert not [p for p in _uid_processes(uid) if marker in p], "a process of the first sandbox outlived it"
+
+    second = run_sandboxed([sys.executable, "-c", LOOK_FOR_TRACES, marker], readable_paths([]))
+    assert second.returncode == 0, second.stderr
+    assert json.loads(second.stdout) == {
+        "key": False,
+        "files": [],
+        "mqueue": False,
+        "sysv_shm": False,
+        "processes": [],
+    }
