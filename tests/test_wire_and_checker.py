@@ -514,5 +514,11 @@ def test_the_kernel_manager_parses_every_message_with_the_caps():
     from course_build.nbgrader_plugins.sandbox import MAX_MESSAGE_BYTES, SandboxedKernelManager
 
     manager = SandboxedKernelManager()
-    assert manager.session.unpack is wire.loads
+    assert manager.session.unpack is wire.loads_message_part
     assert manager.context.getsockopt(zmq.MAXMSGSIZE) == MAX_MESSAGE_BYTES
+
+
+def test_printed_text_with_odd_characters_is_repaired_but_the_caps_still_hold():
+    assert wire.loads_message_part(b'{"text": "a\\ud800b \xff"}') == {"text": "a?b \ufffd"}
+    with pytest.raises(wire.MalformedData):
+        wire.loads_message_part(b"[" * 1000 + b"]" * 1000)

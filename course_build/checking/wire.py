@@ -66,19 +66,22 @@ def loads(
     max_chars: int = MAX_JSON_CHARS,
     max_items: int = MAX_JSON_ITEMS,
     max_depth: int = MAX_JSON_DEPTH,
+    repair_text: bool = False,
 ) -> object:
     """``json.loads`` for text that came from the student's kernel: MalformedData instead of a
     parse that could exhaust memory or the stack, or yield text that cannot be written out.
 
     Checked before parsing, without recursion: the length, the number of values (a small text of
     empty lists expands a hundredfold in memory) and the nesting depth. After it: no lone
-    surrogate (``"\\ud800"``), which would fail later, when the notebook is saved.
+    surrogate (``"\\ud800"``), which would fail later, when the notebook is saved. With
+    ``repair_text`` (the kernel's printed output) undecodable bytes and lone surrogates become
+    replacement characters instead of failing.
     """
     if len(text) > max_chars:
         raise MalformedData(f"a message of {len(text)} characters, more than the grader reads ({max_chars})")
     if isinstance(text, bytes):
         try:
-            text = text.decode("utf-8")
+            text = text.decode("utf-8", "replace" if repair_text else "strict")
         except UnicodeDecodeError:
             raise MalformedData("a message that is not UTF-8 text") from None
     skeleton = _JSON_STRING.sub('""', text)
@@ -91,12 +94,23 @@ def loads(
         raise MalformedData(f"a message nested more than {max_depth} levels deep")
     try:
         value = json.loads(text)
-        json.dumps(value, ensure_ascii=False).encode("utf-8")
+        as_text = json.dumps(value, ensure_ascii=False)
+        as_text.encode("utf-8")
     except UnicodeEncodeError:
-        raise MalformedData("a message holding text that is not valid Unicode (a lone surrogate)") from None
+        if not repair_text:
+            raise MalformedData(
+                "a message holding text that is not valid Unicode (a lone surrogate)"
+            ) from None
+        return json.loads(as_text.encode("utf-8", "replace").decode("utf-8"))
     except (ValueError, RecursionError, MemoryError) as error:
         raise MalformedData(f"a message that is not valid JSON ({type(error).__name__})") from None
     return value
+
+
+def loads_message_part(data: str | bytes) -> object:
+    """A part of a Jupyter message from the kernel (``Session.unpack``): ``loads`` with its caps,
+    text repaired, so that an odd character printed by a notebook never stops its grading."""
+    return loads(data, repair_text=True)
 
 
 def encode(value: object, limit: int = DEFAULT_LIMIT_BYTES) -> dict:

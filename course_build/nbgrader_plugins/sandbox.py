@@ -414,7 +414,7 @@ class SandboxedKernelManager(AsyncKernelManager):
         # Every message from the kernel is hostile data: zmq drops one larger than the cap before
         # it is buffered whole, and the session parses each part with wire.loads's caps.
         self.context.setsockopt(zmq.MAXMSGSIZE, MAX_MESSAGE_BYTES)
-        self.session.unpack = wire.loads
+        self.session.unpack = wire.loads_message_part
 
     @property
     def kernel_spec(self) -> KernelSpec:
