@@ -8,9 +8,10 @@ v1 ``memory`` and ``pids`` hierarchies): ``memory.max`` (v1: ``memory.limit_in_b
 swap, and ``pids.max``; the sandbox's first process joins it before it starts bubblewrap, so
 everything in the sandbox is counted; it is removed when the kernel is gone.
 
-Where no cgroup can be made (not root, cgroups not delegated), ``CgroupSupport.problem`` says why
-and the sandbox falls back to the seccomp rule against memfd and shared anonymous memory plus
-size-limited private tmpfs (``course_build.nbgrader_plugins.seccomp_filter``).
+Where no cgroup can be made (not root, cgroups not delegated: ``locate`` tries to make one),
+``CgroupSupport.problem`` says why and the sandbox falls back to the seccomp rule against memfd
+and shared anonymous memory plus size-limited private tmpfs
+(``course_build.nbgrader_plugins.seccomp_filter``).
 """
 
 import os
@@ -56,8 +57,6 @@ def _parent(root: Path, own: str | None) -> Path:
 
 def locate(root: Path = CGROUP_ROOT, proc_cgroup: str | None = None) -> CgroupSupport:
     """Where a child cgroup with memory and pids limits can be made, tried by making one."""
-    if os.geteuid() != 0:
-        return CgroupSupport(0, problem="the grader does not run as root")
     if proc_cgroup is None:
         try:
             proc_cgroup = Path("/proc/self/cgroup").read_text()

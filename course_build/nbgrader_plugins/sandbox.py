@@ -252,22 +252,33 @@ def memory_mode(requested: str = "auto") -> tuple[str, str]:
     """
     problem = "the instructor chose it" if requested == "seccomp" else memory_cgroup.support().problem
     mode = "seccomp" if problem else "cgroup"
-    return mode, f"grading sandbox memory: {MEMORY_MODES[mode].format(why=problem)}"
+    return mode, _memory_line(mode, problem)
+
+
+def _memory_line(mode: str, why: str | None) -> str:
+    return f"grading sandbox memory: {MEMORY_MODES[mode].format(why=why)}"
 
 
 class Walls:
-    """One sandbox's seccomp filter and, in ``cgroup`` mode, its cgroup; ``close`` removes both."""
+    """One sandbox's seccomp filter and, in ``cgroup`` mode, its cgroup; ``close`` removes both.
+
+    If the cgroup cannot be made after all, the sandbox gets the ``seccomp`` mode instead, and
+    ``fallback`` is the log line that says why.
+    """
 
     def __init__(self, mode: str, limits: Limits) -> None:
         self.cgroup: memory_cgroup.SandboxCgroup | None = None
-        descriptor, self.filter_path = tempfile.mkstemp(prefix="cb-seccomp-")
-        os.close(descriptor)
-        os.unlink(self.filter_path)
-        seccomp_filter.write_program(self.filter_path, count_shared_memory=mode == "cgroup")
+        self.fallback: str | None = None
         if mode == "cgroup":
-            self.cgroup = memory_cgroup.SandboxCgroup(
-                memory_cgroup.support(), memory_bytes=limits.memory_bytes, processes=limits.processes
-            )
+            try:
+                self.cgroup = memory_cgroup.SandboxCgroup(
+                    memory_cgroup.support(), memory_bytes=limits.memory_bytes, processes=limits.processes
+                )
+            except OSError as error:
+                self.fallback = _memory_line("seccomp", f"making the sandbox's cgroup failed: {error}")
+        descriptor, self.filter_path = tempfile.mkstemp(prefix="cb-seccomp-")
+        with os.fdopen(descriptor, "wb") as handle:
+            handle.write(seccomp_filter.filter_program(count_shared_memory=self.cgroup is not None))
 
     def launch(self, bwrap_command: list[str]) -> list[str]:
         """``bwrap_command`` started by a shell that first joins the cgroup and opens the filter."""
@@ -458,12 +469,13 @@ class SandboxedKernelManager(AsyncKernelManager):
         argv = bwrap_argv(
             command, run_dir=self._run_dir, readable=readable, limits=self.limits, uid=uid, bwrap=self.bwrap
         )
+        self._close_walls()
         mode, line = memory_mode(self.memory_accounting)
+        self._walls = Walls(mode, self.limits)
+        line = self._walls.fallback or line
         if line not in SandboxedKernelManager._announced:
             SandboxedKernelManager._announced.add(line)
             self.log.info(line)
-        self._close_walls()
-        self._walls = Walls(mode, self.limits)
         return self._walls.launch(argv), kw
 
     def ran_out_of_memory(self) -> bool:

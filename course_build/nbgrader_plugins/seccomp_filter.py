@@ -30,7 +30,6 @@ process, so the rules cannot be bypassed that way.
 """
 
 import errno
-import os
 import tempfile
 from functools import cache
 
@@ -136,10 +135,3 @@ def filter_program(count_shared_memory: bool) -> bytes:
         rules.export_bpf(handle)
         handle.seek(0)
         return handle.read()
-
-
-def write_program(path: str, count_shared_memory: bool) -> None:
-    """Write the filter to ``path`` (readable by root only), for the launcher to open as bwrap's fd."""
-    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    with os.fdopen(descriptor, "wb") as handle:
-        handle.write(filter_program(count_shared_memory))
