@@ -22,13 +22,14 @@ import nbformat
 import pytest
 from grading_harness import autograde, solution_answers
 from integrity_cases import FULL, LESSON1, LESSON1_CASES, LESSON3, LESSON3_CASES
+from integrity_cases_sandbox import SANDBOX_CASES1, SANDBOX_CASES3
 
 from course_build.instructor.grade_batch import grade_lesson
 from course_build.paths import lesson_names, nbgrader_source_notebook
 
 pytestmark = pytest.mark.slow
 
-CASES = {LESSON1: LESSON1_CASES, LESSON3: LESSON3_CASES}
+CASES = {LESSON1: {**LESSON1_CASES, **SANDBOX_CASES1}, LESSON3: {**LESSON3_CASES, **SANDBOX_CASES3}}
 TIMEOUT_S = {LESSON1: 20, LESSON3: 40}  # far above the slowest honest cell, even on a busy machine
 
 

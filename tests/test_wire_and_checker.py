@@ -492,14 +492,15 @@ def _session_reply(prompts: list[object]) -> dict:
 @pytest.mark.parametrize(
     "prompt, why",
     [
-        ('{"names": ' + "[" * 50_000 + "]" * 50_000 + "}", "levels deep"),
+        ('{"names": ' + "[" * 50_000 + "]" * 50_000 + "}", "RecursionError"),
+        ('{"names": ' + "[" * 500 + "]" * 500 + "}", "levels deep"),
         ('{"notes": ["\\ud800"]}', "surrogate"),
         ("[" + "[]," * 600_000 + "[]]", "values"),
         (ValueError("forged header"), "ValueError"),
         (wire.MalformedData("nested too deep"), "nested too deep"),
         (RecursionError(), "RecursionError"),
     ],
-    ids=["deep", "surrogate", "many-values", "unpack-error", "unpack-caps", "recursion"],
+    ids=["past-the-stack", "deep", "surrogate", "many-values", "unpack-error", "unpack-caps", "recursion"],
 )
 def test_a_hostile_reply_fails_the_session_with_a_clear_message(prompt, why):
     reply = _session_reply(['{"status": "ready"}', prompt])

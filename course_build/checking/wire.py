@@ -33,8 +33,6 @@ MAX_MESSAGE_CHARS = 2000
 MAX_JSON_CHARS = 128 * 2**20  # above the base64 text of DEFAULT_LIMIT_BYTES of arrays
 MAX_JSON_ITEMS = 500_000  # values in one JSON text: each costs memory however small its text
 MAX_JSON_DEPTH = 3 * MAX_DEPTH + 8  # a wire dict nests three JSON levels per level, plus the envelope
-_JSON_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"')
-_NOT_BRACKET = re.compile(r"[^\[\]{}]+")
 _DTYPE = re.compile(r"^[<>|=][biufcU][0-9]{1,6}$")
 _INT = re.compile(rf"-?[0-9]{{1,{MAX_INT_DIGITS}}}")
 _BIT_GENERATORS = ("PCG64", "PCG64DXSM", "MT19937", "Philox", "SFC64")
@@ -71,9 +69,11 @@ def loads(
     """``json.loads`` for text that came from the student's kernel: MalformedData instead of a
     parse that could exhaust memory or the stack, or yield text that cannot be written out.
 
-    Checked before parsing, without recursion: the length, the number of values (a small text of
-    empty lists expands a hundredfold in memory) and the nesting depth. After it: no lone
-    surrogate (``"\\ud800"``), which would fail later, when the notebook is saved. With
+    Before parsing: the length, and the number of values, counted from above by the commas and
+    opening brackets anywhere in the text (a small text of empty lists expands a hundredfold in
+    memory). Parsing itself stops at the interpreter's recursion limit (RecursionError, caught).
+    After it, without recursion: the nesting depth (later steps serialize the value again) and no
+    lone surrogate (``"\\ud800"``), which would fail when the notebook is saved. With
     ``repair_text`` (the kernel's printed output) undecodable bytes and lone surrogates become
     replacement characters instead of failing.
     """
@@ -84,27 +84,46 @@ def loads(
             text = text.decode("utf-8", "replace" if repair_text else "strict")
         except UnicodeDecodeError:
             raise MalformedData("a message that is not UTF-8 text") from None
-    skeleton = _JSON_STRING.sub('""', text)
-    items = skeleton.count(",") + skeleton.count("[") + skeleton.count("{") + 1
+    items = text.count(",") + text.count("[") + text.count("{") + 1 if len(text) > max_items else 0
     if items > max_items:
-        raise MalformedData(f"a message of about {items} values, more than the grader reads ({max_items})")
-    brackets = np.frombuffer(_NOT_BRACKET.sub("", skeleton).encode("ascii"), dtype=np.uint8)
-    steps = np.where((brackets == ord("[")) | (brackets == ord("{")), 1, -1).astype(np.int32)
-    if steps.size and int(np.cumsum(steps).max()) > max_depth:
-        raise MalformedData(f"a message nested more than {max_depth} levels deep")
+        raise MalformedData(f"a message of up to {items} values, more than the grader reads ({max_items})")
     try:
         value = json.loads(text)
-        as_text = json.dumps(value, ensure_ascii=False)
-        as_text.encode("utf-8")
-    except UnicodeEncodeError:
-        if not repair_text:
-            raise MalformedData(
-                "a message holding text that is not valid Unicode (a lone surrogate)"
-            ) from None
-        return json.loads(as_text.encode("utf-8", "replace").decode("utf-8"))
     except (ValueError, RecursionError, MemoryError) as error:
         raise MalformedData(f"a message that is not valid JSON ({type(error).__name__})") from None
-    return value
+    depth, valid_text = _shape_of_json(value)
+    if depth > max_depth:
+        raise MalformedData(f"a message nested more than {max_depth} levels deep")
+    if valid_text:
+        return value
+    if not repair_text:
+        raise MalformedData("a message holding text that is not valid Unicode (a lone surrogate)")
+    return json.loads(json.dumps(value, ensure_ascii=False).encode("utf-8", "replace").decode("utf-8"))
+
+
+def _shape_of_json(value: object) -> tuple[int, bool]:
+    """The nesting depth of a parsed JSON value and whether all its text is valid Unicode, found
+    level by level, without recursion."""
+    depth, level, strings = -1, [value], []
+    while level:
+        depth += 1
+        below: list = []
+        for item in level:
+            kind = type(item)
+            if kind is dict:
+                below += item
+                below += item.values()
+            elif kind is list:
+                below += item
+            elif kind is str:
+                strings.append(item)
+        level = below
+    try:
+        for text in strings:
+            text.encode("utf-8")
+    except UnicodeEncodeError:
+        return depth, False
+    return depth, True
 
 
 def loads_message_part(data: str | bytes) -> object:
