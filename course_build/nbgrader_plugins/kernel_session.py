@@ -9,8 +9,8 @@ session relays them and collects what the cell prints, through the grading clien
 handling (so the per-cell output limit applies).
 
 Everything the kernel sends is a claim: a reply that is not a JSON object is ``malformed``, and so
-is one that breaks ``wire.loads``'s caps (length, number of values, depth, valid Unicode), checked
-before it is parsed. The session keeps its own clock: a call that runs past ``call_timeout`` is
+is one that breaks ``wire.loads``'s caps (length and number of values, checked before it is parsed;
+depth and valid Unicode). The session keeps its own clock: a call that runs past ``call_timeout`` is
 interrupted and answered ``timeout``, a kernel that dies is answered ``dead``, a serve cell that
 stops answering is answered ``malformed``; after any of these the session answers every later
 request the same way.
