@@ -32,6 +32,7 @@ from course_build.nbgrader_plugins.feedback import (
 )
 from course_build.nbgrader_plugins.restore_cells import RestoreGradedCells
 from course_build.nbgrader_plugins.sandboxed_execute import SandboxedExecute
+from course_build.nbgrader_plugins.submission_metadata import CleanSubmissionMetadata
 
 c = get_config()  # noqa: F821 - provided by nbgrader when it loads this file
 
@@ -40,14 +41,17 @@ c.CourseDirectory.course_id = "attention-built-up"
 # gradebook.db in this folder) from any working directory.
 c.CourseDirectory.root = os.path.dirname(os.path.abspath(__file__))
 
-# Autograding. Before a submission runs, its graded cells are rebuilt on the release (deleted or
-# re-tagged test cells come back); the student's own code is never changed. It then runs in a
-# bubblewrap sandbox (a private copy of the submission, no network, no view of this folder, an
-# unprivileged uid, limits on memory, processes, files, output and time), and every test cell is
-# executed outside the sandbox by a trusted checker that calls the student's functions with plain
-# data. Without bubblewrap, grading stops unless `--SandboxedExecute.unsandboxed=True` is given
-# (`python -m course_build.grade --unsandboxed`), and then every grade carries an UNPROTECTED note.
+# Autograding. Before a submission runs, its metadata is given the types nbgrader reads (the
+# grader's notes are kept in grader_notes/, never read from a notebook) and its graded cells are
+# rebuilt on the release (deleted or re-tagged test cells come back); the student's own code is
+# never changed. It then runs in a bubblewrap sandbox (a private copy of the submission, no
+# network, no view of this folder, an unprivileged uid, limits on memory, processes, files, output
+# and time), and every test cell is executed outside the sandbox by a trusted checker that calls
+# the student's functions with plain data. Without bubblewrap, grading stops unless
+# `--SandboxedExecute.unsandboxed=True` is given (`python -m course_build.grade --unsandboxed`),
+# and then every grade carries an UNPROTECTED note.
 c.Autograde.sanitize_preprocessors = [
+    CleanSubmissionMetadata,
     ClearOutput,
     RestoreGradedCells,
     DeduplicateIds,

@@ -1,0 +1,75 @@
+"""The first step of grading a submission: start the grader's notes, make its metadata well-typed.
+
+A submitted notebook's metadata is the student's, to fill with anything: notes of its own
+(``course_grader_notes``, the key the grader once used), or a list where nbgrader and nbconvert
+expect a dictionary, which used to crash grading (nbconvert's ``ClearOutput`` pops keys from
+every cell's metadata). ``CleanSubmissionMetadata``, the first sanitizing step named in
+``autograder/nbgrader_config.py``, begins this run's notes (``course_build.grader_notes``: they come
+only from the grader) and gives the notebook, and each cell, metadata of the types nbgrader reads:
+
+* notebook or cell metadata that is not a dictionary is replaced by an empty one;
+* nbgrader metadata that is not a dictionary is removed, so the cell is an ordinary cell (a test
+  cell it was is then restored from the release by ``RestoreGradedCells``);
+* a cell whose source is not text gets an empty source, an entry of ``cells`` that is not a cell
+  is dropped;
+* the notebook's own ``course_grader_notes`` is removed: it is never read as notes.
+
+Each repair is noted for the instructor. The student's code (any cell's text) is never changed.
+"""
+
+from nbformat import NotebookNode
+from nbgrader.preprocessors import NbGraderPreprocessor
+
+from course_build.nbgrader_plugins.run_notes import notes_for
+
+FORGED_NOTES_KEY = "course_grader_notes"
+
+
+def clean_metadata(notebook: NotebookNode) -> list[str]:
+    """Give ``notebook`` (changed in place) metadata of the types nbgrader reads; return notes."""
+    notes = []
+    if not isinstance(notebook.get("metadata"), dict):
+        notebook.metadata = NotebookNode()
+        notes.append("the notebook's metadata was not a dictionary; it was ignored")
+    if FORGED_NOTES_KEY in notebook.metadata:
+        del notebook.metadata[FORGED_NOTES_KEY]
+        notes.append(
+            f"the notebook's metadata held {FORGED_NOTES_KEY!r}; ignored (notes come only from the grader)"
+        )
+    cells = notebook.get("cells")
+    if not isinstance(cells, list):
+        notebook.cells = []
+        notes.append("the notebook's cells were not a list; graded as a notebook without cells")
+        return notes
+    kept = [cell for cell in cells if isinstance(cell, dict)]
+    if len(kept) < len(cells):
+        notes.append(f"{len(cells) - len(kept)} entries of the notebook's cells were not cells; ignored")
+    for index, cell in enumerate(kept):
+        notes += [f"cell {index}: {problem}" for problem in _clean_cell(cell)]
+    notebook.cells = kept
+    return notes
+
+
+def _clean_cell(cell: NotebookNode) -> list[str]:
+    problems = []
+    if not isinstance(cell.get("metadata"), dict):
+        cell.metadata = NotebookNode()
+        problems.append("its metadata was not a dictionary; it was ignored")
+    if "nbgrader" in cell.metadata and not isinstance(cell.metadata.nbgrader, dict):
+        del cell.metadata["nbgrader"]
+        problems.append("its nbgrader metadata was not a dictionary; graded as an ordinary cell")
+    if not isinstance(cell.get("source", ""), str):
+        cell.source = ""
+        problems.append("its source was not text; graded as an empty cell")
+    return problems
+
+
+class CleanSubmissionMetadata(NbGraderPreprocessor):
+    """Begin the run's notes; make the submission's metadata well-typed (see the module docstring)."""
+
+    def preprocess(self, nb, resources):
+        notes = notes_for(self, resources)
+        notes.start_run()
+        for note in clean_metadata(nb):
+            notes.add(note)
+        return nb, resources
