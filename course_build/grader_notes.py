@@ -14,7 +14,8 @@ shown to the student). The course directory is invisible to the sandboxed kernel
 
 The file also says whether the notebook's last grading run was finished (``finished``): grading
 marks a run started (``start_run``, which clears the notes of the run before) and the execute step
-marks it finished, so a run that was killed half-way is told apart from one that ran to the end.
+marks it finished, so a run that was killed half-way is told apart from one that ran to the end;
+the two times say how long the run took (``run_seconds``: tests and benchmarks check budgets).
 Notes are cleaned on the way in (no lone surrogates, a length cap, a cap on their number), so the
 sheet and the report can always write them.
 """
@@ -22,6 +23,7 @@ sheet and the report can always write them.
 import json
 import os
 import tempfile
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -55,7 +57,7 @@ class NotebookNotes:
 
     def start_run(self) -> None:
         """A grading run of this notebook begins: the notes of earlier runs go, it is not finished."""
-        self._write({"notes": [], "finished": False})
+        self._write({"notes": [], "finished": False, "started_at": time.time()})
 
     def add(self, note: object) -> None:
         """Add ``note`` (once)."""
@@ -68,7 +70,7 @@ class NotebookNotes:
     def mark_finished(self) -> None:
         """The grading run executed the notebook to its end (every cell run, failed or not run)."""
         stored = self._read()
-        stored["finished"] = True
+        stored.update(finished=True, finished_at=time.time())
         self._write(stored)
 
     def notes(self) -> list[str]:
@@ -78,6 +80,14 @@ class NotebookNotes:
     def finished(self) -> bool:
         """Whether the last grading run was finished (False where none was recorded)."""
         return self._read()["finished"]
+
+    def run_seconds(self) -> float | None:
+        """How long the last run took, from its start to its end; None if it did not finish."""
+        stored = self._read()
+        started, finished = stored.get("started_at"), stored.get("finished_at")
+        if not stored["finished"] or not all(isinstance(t, float) for t in (started, finished)):
+            return None
+        return finished - started
 
     def _read(self) -> dict:
         if not self.path.is_file():
@@ -89,7 +99,7 @@ class NotebookNotes:
                 raise TypeError("unexpected types")
         except (OSError, ValueError, KeyError, TypeError):
             return {"notes": [UNREADABLE_NOTE], "finished": False}
-        return {"notes": [clean_note(note) for note in notes], "finished": finished}
+        return {**stored, "notes": [clean_note(note) for note in notes], "finished": finished}
 
     def _write(self, stored: dict) -> None:
         """Replace the file in one step, so a reader never sees half of it."""

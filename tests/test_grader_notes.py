@@ -4,6 +4,7 @@ hold; a notebook whose grading never ended scores zero with a note (fast: no ker
 
 import copy
 import shutil
+import time
 import warnings
 from pathlib import Path
 
@@ -47,6 +48,16 @@ def test_notes_are_kept_in_order_once_and_a_new_run_starts_afresh(tmp_path):
     assert NotebookNotes(tmp_path, "bob", LESSON).notes() == [], "one student's notes are not another's"
     notes.start_run()
     assert notes.notes() == [] and not notes.finished()
+
+
+def test_a_finished_run_says_how_long_it_took(tmp_path, monkeypatch):
+    notes = NotebookNotes(tmp_path, "ada", LESSON)
+    monkeypatch.setattr(time, "time", lambda: 100.0)
+    notes.start_run()
+    assert notes.run_seconds() is None, "an unfinished run has no duration"
+    monkeypatch.setattr(time, "time", lambda: 142.5)
+    notes.mark_finished()
+    assert notes.run_seconds() == 42.5
 
 
 def test_notes_live_in_the_course_directory_not_beside_the_students_files(tmp_path):
