@@ -162,7 +162,7 @@ class SandboxedExecute(Execute):
                     _stream(f"\n[the grader dropped output beyond {self.max_output_bytes} bytes]\n")
                 )
                 self._notes.add(f"{label}: output beyond {self.max_output_bytes} bytes was dropped")
-        if index == len(self.nb.cells) - 1 and not self._given_up:
+        if index == len(self.nb.cells) - 1 and not self._given_up and not self._notebook_budget.spent():
             self._report_suspicious_changes(index)
         return cell, self.resources
 
@@ -171,7 +171,7 @@ class SandboxedExecute(Execute):
         try:
             self.execute_cell(cell, index, store_history=True)
         except CellTimeoutError:
-            failure = f"the cell ran past its time and ignored the interrupt ({self._interrupted()})"
+            failure = "the cell ran past its time and ignored the interrupt"
         except DeadKernelError:
             failure = "the kernel died in this cell (os._exit, a crash or no memory left)"
         if failure is not None:
@@ -351,6 +351,9 @@ class SandboxedExecute(Execute):
         for index, earlier in enumerate(self.nb.cells[:failed_index]):
             if earlier.cell_type != "code" or index in self._lost or is_test_cell(earlier):
                 continue
+            if self._notebook_budget.spent():
+                self._give_up(self._notebook_budget.ran_out())
+                return
             try:
                 self._run_quietly(copy.deepcopy(earlier), index)
             except (CellTimeoutError, DeadKernelError):
