@@ -71,6 +71,15 @@ c.Autograde.autograde_preprocessors = [
 # A cell (or one call of a student's function from a test) running longer than this is
 # interrupted: an endless loop costs that cell, not the batch.
 c.Execute.timeout = 120
+# Budgets kept by the grader, outside the sandbox: a test cell in all (every call into the notebook
+# plus the checker's own work; past it that cell fails and the rest is graded) and a notebook in
+# all (past it the remaining cells fail as not run; the notebook is still graded). The slowest
+# honest test cells, measured with the reference solutions on the project's 2-core machine while
+# five other grading jobs ran: lesson 3 13 s (softmax_values: the checker imports torch), lesson 6
+# 6 s (layer_norm_torch), lesson 10 67 s (sample_frequencies: 10,000 draws); whole nbgrader runs of
+# those notebooks took 86 s, 163 s and 135 s.
+c.SandboxedExecute.test_cell_budget = 300
+c.SandboxedExecute.notebook_budget = 1200
 c.SandboxedKernelManager.memory_limit_gib = 4.0
 
 # Feedback shows the student's work, the visible tests and the points as the grade sheet counts

@@ -314,3 +314,23 @@ def test_a_forged_notes_key_in_a_graded_notebook_never_reaches_the_sheet(course,
     write_sheet(results, tmp_path / "grades.csv")
     sheet = (tmp_path / "grades.csv").read_text(encoding="utf-8")
     assert "approved" not in sheet and "graded by hand" not in sheet and "forged" not in sheet
+
+
+def test_an_nbgrader_process_is_stopped_only_once_each_of_its_notebooks_could_have_used_its_budget(
+    tmp_path, monkeypatch
+):
+    (tmp_path / "nbgrader_config.py").write_text(
+        "c = get_config()\nc.SandboxedExecute.notebook_budget = 50\n"
+    )
+    assert grade_batch.notebook_budget(tmp_path, []) == 50
+    assert grade_batch.notebook_budget(tmp_path, ["--SandboxedExecute.notebook_budget=7.5"]) == 7.5
+    (tmp_path / "nbgrader_config.py").write_text("c = get_config()\n")
+    assert grade_batch.notebook_budget(tmp_path, []) == 1200, "the default of SandboxedExecute"
+    waited = []
+    monkeypatch.setattr(grade_batch, "submitted_students", lambda course, lesson: ["a", "b", "c"])
+    monkeypatch.setattr(grade_batch, "start_nbgrader", lambda course, *args, **kw: args)
+    monkeypatch.setattr(grade_batch, "finish_nbgrader", lambda process, timeout_s: waited.append(timeout_s))
+    extra = ["--SandboxedExecute.notebook_budget=30"]
+    grade_batch._autograde(tmp_path, LESSON, ["a", "b", "c"], 2, extra)
+    margin = grade_batch.STARTUP_MARGIN_S
+    assert waited == [2 * (30 + margin), 1 * (30 + margin)]
