@@ -182,7 +182,8 @@ class SandboxedExecute(Execute):
             self._lost.add(index)
             self._recover(index)
         elif any(o.get("ename") == "CellTimeoutError" for o in cell.outputs):
-            self._notes.add(f"{label}: {self._interrupted()} (an endless loop?)")
+            endless = "" if self._notebook_budget.spent() else " (an endless loop?)"
+            self._notes.add(f"{label}: {self._interrupted()}{endless}")
         elif any(o.get("ename") == "MemoryError" for o in cell.outputs):
             self._notes.add(f"{label}: ran out of memory")
 
