@@ -18,6 +18,7 @@ from course_build.instructor import grade_batch
 from course_build.instructor.grade_sheet import write_sheet
 from course_build.instructor.late_policy import LatePolicy
 from course_build.instructor.results import class_results
+from course_build.nbgrader_plugins.grader_guide import GUIDE_KEY
 from course_build.nbgrader_plugins.submission_metadata import FORGED_NOTES_KEY, clean_metadata
 from course_build.nbgrader_plugins.time_budget import TimeBudget
 
@@ -150,6 +151,14 @@ def test_entries_that_are_not_cells_and_sources_that_are_not_text_are_repaired()
         "1 entries of the notebook's cells were not cells; ignored",
         "cell 1: its source was not text; graded as an empty cell",
     ]
+
+
+def test_a_cell_posing_as_the_graders_guide_is_no_guide():
+    notebook = _submission()
+    notebook.cells[0].metadata[GUIDE_KEY] = {"grade_id": "w1", "points": 3}
+    notes = clean_metadata(notebook)
+    assert GUIDE_KEY not in notebook.cells[0].metadata
+    assert notes == [f"cell 0: its metadata held {GUIDE_KEY!r} (the formgrader's guide for graders); ignored"]
 
 
 def test_a_well_formed_submission_gets_no_note():

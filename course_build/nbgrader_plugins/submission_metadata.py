@@ -12,7 +12,8 @@ only from the grader) and gives the notebook, and each cell, metadata of the typ
   cell it was is then restored from the release by ``RestoreGradedCells``);
 * a cell whose source is not text gets an empty source, an entry of ``cells`` that is not a cell
   is dropped;
-* the notebook's own ``course_grader_notes`` is removed: it is never read as notes.
+* the notebook's own ``course_grader_notes`` is removed: it is never read as notes; so is a cell's
+  ``course_grader_guide`` (the formgrader would show that cell as the grader's model answer).
 
 Each repair is noted for the instructor. The student's code (any cell's text) is never changed.
 """
@@ -20,6 +21,7 @@ Each repair is noted for the instructor. The student's code (any cell's text) is
 from nbformat import NotebookNode
 from nbgrader.preprocessors import NbGraderPreprocessor
 
+from course_build.nbgrader_plugins.grader_guide import GUIDE_KEY
 from course_build.nbgrader_plugins.run_notes import notes_for
 
 FORGED_NOTES_KEY = "course_grader_notes"
@@ -58,6 +60,9 @@ def _clean_cell(cell: NotebookNode) -> list[str]:
     if "nbgrader" in cell.metadata and not isinstance(cell.metadata.nbgrader, dict):
         del cell.metadata["nbgrader"]
         problems.append("its nbgrader metadata was not a dictionary; graded as an ordinary cell")
+    if GUIDE_KEY in cell.metadata:
+        del cell.metadata[GUIDE_KEY]
+        problems.append(f"its metadata held {GUIDE_KEY!r} (the formgrader's guide for graders); ignored")
     if not isinstance(cell.get("source", ""), str):
         cell.source = ""
         problems.append("its source was not text; graded as an empty cell")
