@@ -37,9 +37,14 @@ MAX_NOTES = 200
 UNREADABLE_NOTE = "the grader's notes for this notebook could not be read"
 
 
+def encodable(text: str) -> str:
+    """``text`` with its lone surrogates escaped (as ``\\udc80``), so any UTF-8 file can hold it."""
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
 def clean_note(note: object) -> str:
     """``note`` as text any file can hold: lone surrogates escaped, at most MAX_NOTE_CHARS long."""
-    text = str(note).encode("utf-8", "backslashreplace").decode("utf-8")
+    text = encodable(str(note))
     return text if len(text) <= MAX_NOTE_CHARS else text[: MAX_NOTE_CHARS - 1] + "…"
 
 

@@ -161,6 +161,22 @@ def test_a_cell_posing_as_the_graders_guide_is_no_guide():
     assert notes == [f"cell 0: its metadata held {GUIDE_KEY!r} (the formgrader's guide for graders); ignored"]
 
 
+def test_text_that_is_not_valid_unicode_in_any_metadata_is_escaped_so_the_notebook_can_be_written():
+    notebook = _submission()
+    deep: list = ["tag \udc80"]
+    for _ in range(5000):  # deeper than Python's recursion limit
+        deep = [deep]
+    dict.__setitem__(notebook.metadata, "author", {"name \udcff": deep})  # as JSON would nest it
+    notebook.cells[1].metadata.tags = ["\ud800"]
+    notes = clean_metadata(notebook)
+    assert notes == [
+        "the notebook's metadata held text that is not valid Unicode; it was escaped",
+        "cell 1: its metadata held text that is not valid Unicode; it was escaped",
+    ]
+    assert notebook.cells[1].metadata.tags == ["\\ud800"] and "name \\udcff" in notebook.metadata.author
+    assert grade_id(notebook.cells[1]) == "t1"
+
+
 def test_a_well_formed_submission_gets_no_note():
     notebook = _submission()
     before = copy.deepcopy(notebook)

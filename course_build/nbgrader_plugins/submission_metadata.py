@@ -12,6 +12,8 @@ only from the grader) and gives the notebook, and each cell, metadata of the typ
   cell it was is then restored from the release by ``RestoreGradedCells``);
 * a cell whose source is not text gets an empty source, an entry of ``cells`` that is not a cell
   is dropped;
+* text in metadata that is not valid Unicode (a lone surrogate, which JSON can carry but no file can
+  be written with) is escaped;
 * the notebook's own ``course_grader_notes`` is removed: it is never read as notes; so is a cell's
   ``course_grader_guide`` (the formgrader would show that cell as the grader's model answer).
 
@@ -21,6 +23,7 @@ Each repair is noted for the instructor. The student's code (any cell's text) is
 from nbformat import NotebookNode
 from nbgrader.preprocessors import NbGraderPreprocessor
 
+from course_build.grader_notes import encodable
 from course_build.nbgrader_plugins.grader_guide import GUIDE_KEY
 from course_build.nbgrader_plugins.run_notes import notes_for
 
@@ -38,6 +41,8 @@ def clean_metadata(notebook: NotebookNode) -> list[str]:
         notes.append(
             f"the notebook's metadata held {FORGED_NOTES_KEY!r}; ignored (notes come only from the grader)"
         )
+    if _escape_surrogates(notebook.metadata):
+        notes.append("the notebook's metadata held text that is not valid Unicode; it was escaped")
     cells = notebook.get("cells")
     if not isinstance(cells, list):
         notebook.cells = []
@@ -60,6 +65,8 @@ def _clean_cell(cell: NotebookNode) -> list[str]:
     if "nbgrader" in cell.metadata and not isinstance(cell.metadata.nbgrader, dict):
         del cell.metadata["nbgrader"]
         problems.append("its nbgrader metadata was not a dictionary; graded as an ordinary cell")
+    if _escape_surrogates(cell.metadata):
+        problems.append("its metadata held text that is not valid Unicode; it was escaped")
     if GUIDE_KEY in cell.metadata:
         del cell.metadata[GUIDE_KEY]
         problems.append(f"its metadata held {GUIDE_KEY!r} (the formgrader's guide for graders); ignored")
@@ -67,6 +74,34 @@ def _clean_cell(cell: NotebookNode) -> list[str]:
         cell.source = ""
         problems.append("its source was not text; graded as an empty cell")
     return problems
+
+
+def _is_unicode(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _escape_surrogates(root: dict) -> bool:
+    """Escape, in place, every string in ``root`` (keys too, at any depth) that is not valid
+    Unicode; whether there was one. Walks with its own stack: metadata may nest deeper than
+    Python's recursion limit allows."""
+    changed, stack = False, [root]
+    while stack:
+        node = stack.pop()
+        entries = list(node.items()) if isinstance(node, dict) else list(enumerate(node))
+        for key, value in entries:
+            if isinstance(value, str) and not _is_unicode(value):
+                value = node[key] = encodable(value)
+                changed = True
+            elif isinstance(value, dict | list):
+                stack.append(value)
+            if isinstance(key, str) and not _is_unicode(key):
+                node[encodable(key)] = node.pop(key)
+                changed = True
+    return changed
 
 
 class CleanSubmissionMetadata(NbGraderPreprocessor):
