@@ -32,6 +32,7 @@ from course_build.nbgrader_plugins.feedback import (
 )
 from course_build.nbgrader_plugins.restore_cells import RestoreGradedCells
 from course_build.nbgrader_plugins.sandboxed_execute import SandboxedExecute
+from course_build.nbgrader_plugins.submission_metadata import CleanSubmissionMetadata
 
 c = get_config()  # noqa: F821 - provided by nbgrader when it loads this file
 
@@ -40,14 +41,17 @@ c.CourseDirectory.course_id = "attention-built-up"
 # gradebook.db in this folder) from any working directory.
 c.CourseDirectory.root = os.path.dirname(os.path.abspath(__file__))
 
-# Autograding. Before a submission runs, its graded cells are rebuilt on the release (deleted or
-# re-tagged test cells come back); the student's own code is never changed. It then runs in a
-# bubblewrap sandbox (a private copy of the submission, no network, no view of this folder, an
-# unprivileged uid, limits on memory, processes, files, output and time), and every test cell is
-# executed outside the sandbox by a trusted checker that calls the student's functions with plain
-# data. Without bubblewrap, grading stops unless `--SandboxedExecute.unsandboxed=True` is given
-# (`python -m course_build.grade --unsandboxed`), and then every grade carries an UNPROTECTED note.
+# Autograding. Before a submission runs, its metadata is given the types nbgrader reads (the
+# grader's notes are kept in grader_notes/, never read from a notebook) and its graded cells are
+# rebuilt on the release (deleted or re-tagged test cells come back); the student's own code is
+# never changed. It then runs in a bubblewrap sandbox (a private copy of the submission, no
+# network, no view of this folder, an unprivileged uid, limits on memory, processes, files, output
+# and time), and every test cell is executed outside the sandbox by a trusted checker that calls
+# the student's functions with plain data. Without bubblewrap, grading stops unless
+# `--SandboxedExecute.unsandboxed=True` is given (`python -m course_build.grade --unsandboxed`),
+# and then every grade carries an UNPROTECTED note.
 c.Autograde.sanitize_preprocessors = [
+    CleanSubmissionMetadata,
     ClearOutput,
     RestoreGradedCells,
     DeduplicateIds,
@@ -67,6 +71,15 @@ c.Autograde.autograde_preprocessors = [
 # A cell (or one call of a student's function from a test) running longer than this is
 # interrupted: an endless loop costs that cell, not the batch.
 c.Execute.timeout = 120
+# Budgets kept by the grader, outside the sandbox: a test cell in all (every call into the notebook
+# plus the checker's own work; past it that cell fails and the rest is graded) and a notebook in
+# all (past it the remaining cells fail as not run; the notebook is still graded). The slowest
+# honest test cells, measured with the reference solutions on the project's 2-core machine while
+# five other grading jobs ran: lesson 3 13 s (softmax_values: the checker imports torch), lesson 6
+# 6 s (layer_norm_torch), lesson 10 67 s (sample_frequencies: 10,000 draws); whole nbgrader runs of
+# those notebooks took 86 s, 163 s and 135 s.
+c.SandboxedExecute.test_cell_budget = 300
+c.SandboxedExecute.notebook_budget = 1200
 c.SandboxedKernelManager.memory_limit_gib = 4.0
 
 # Feedback shows the student's work, the visible tests and the points as the grade sheet counts

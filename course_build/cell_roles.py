@@ -18,12 +18,20 @@ from nbformat import NotebookNode
 
 
 def nbgrader_metadata(cell: NotebookNode) -> dict[str, Any]:
-    """The cell's nbgrader metadata (the dict itself, so changes stick), or {} for an ordinary cell."""
-    return cell.metadata.get("nbgrader", {})
+    """The cell's nbgrader metadata (the dict itself, so changes stick), or {} for an ordinary cell.
+
+    A submitted notebook's metadata is the student's: metadata of another type than nbgrader's
+    (a list, a string) reads as none, so no reader of roles fails on it.
+    """
+    metadata = cell.get("metadata")
+    nbgrader = metadata.get("nbgrader", {}) if isinstance(metadata, dict) else {}
+    return nbgrader if isinstance(nbgrader, dict) else {}
 
 
 def grade_id(cell: NotebookNode) -> str | None:
-    return nbgrader_metadata(cell).get("grade_id")
+    """The cell's ``grade_id``; None where there is none, or it is not a string."""
+    value = nbgrader_metadata(cell).get("grade_id")
+    return value if isinstance(value, str) else None
 
 
 def is_answer(cell: NotebookNode) -> bool:

@@ -16,7 +16,7 @@ import nbformat
 import pytest
 from nbgrader.api import Gradebook
 
-from course_build.grader_notes import NOTES_KEY
+from course_build.grader_notes import NotebookNotes
 from course_build.instructor.grade_sheet import lesson_table, sheet_row, status, write_sheet
 from course_build.instructor.late_policy import LatePolicy, LatePolicyError, assess
 from course_build.instructor.manual_grades import answers_before_regrade, keep_hand_grades
@@ -242,6 +242,6 @@ def test_hand_grades_survive_a_regrade_unless_the_answer_changed(course):
     results = _results(course)
     assert results["ada"].manual_score == 2.5 and results["ada"].complete
     assert results["cleo"].pending_points == 3, "a changed answer must be graded again"
-    notes = nbformat.read(_path(course / "autograded", "cleo"), as_version=4).metadata[NOTES_KEY]
+    notes = NotebookNotes(course, "cleo", LESSON).notes()
     assert any("w1: the answer changed since it was graded by hand" in note for note in notes)
     assert any("w1: the answer changed" in note for note in results["cleo"].notes)

@@ -10,9 +10,11 @@ no feedback page shows hidden test code. A web server on the host's loopback ser
 reference solutions, for the attack that tries to fetch them.
 """
 
+import csv
 import hashlib
 import html
 import http.server
+import io
 import sqlite3
 import threading
 import time
@@ -22,14 +24,28 @@ import nbformat
 import pytest
 from grading_harness import autograde, solution_answers
 from integrity_cases import FULL, LESSON1, LESSON1_CASES, LESSON3, LESSON3_CASES
+from integrity_cases_gradepipe import (
+    FORGED_PHRASE,
+    GRADEPIPE1_CASES,
+    GRADEPIPE3_CASES,
+    NOTEBOOK_BUDGET_S,
+    SLOW_CALL_S,
+    SLOW_CALLS,
+    TEST_CELL_BUDGET_S,
+)
 from integrity_cases_sandbox import SANDBOX_CASES1, SANDBOX_CASES3
 
+from course_build import report as report_command
+from course_build.grader_notes import NotebookNotes
 from course_build.instructor.grade_batch import grade_lesson
 from course_build.paths import lesson_names, nbgrader_source_notebook
 
 pytestmark = pytest.mark.slow
 
-CASES = {LESSON1: {**LESSON1_CASES, **SANDBOX_CASES1}, LESSON3: {**LESSON3_CASES, **SANDBOX_CASES3}}
+CASES = {
+    LESSON1: {**LESSON1_CASES, **SANDBOX_CASES1, **GRADEPIPE1_CASES},
+    LESSON3: {**LESSON3_CASES, **SANDBOX_CASES3, **GRADEPIPE3_CASES},
+}
 TIMEOUT_S = {LESSON1: 20, LESSON3: 40}  # far above the slowest honest cell, even on a busy machine
 
 
@@ -64,7 +80,14 @@ def batches(tmp_path_factory, solutions_server):
             workdir = tmp_path_factory.mktemp(f"integrity_{lesson}")
             course = workdir / "course"
             submissions = {name: case.build(course, solutions_server) for name, case in CASES[lesson].items()}
-            reports = autograde(lesson, submissions, workdir, timeout_s=TIMEOUT_S[lesson])
+            reports = autograde(
+                lesson,
+                submissions,
+                workdir,
+                timeout_s=TIMEOUT_S[lesson],
+                notebook_budget_s=NOTEBOOK_BUDGET_S[lesson],
+                test_cell_budget_s=TEST_CELL_BUDGET_S[lesson],
+            )
             graded[lesson] = (course, reports)
         return graded[lesson]
 
@@ -187,3 +210,30 @@ def test_feedback_never_shows_hidden_test_code(batches, lesson):
 def test_passing_tests_confirm_themselves_in_the_feedback(batches):
     report = batches(LESSON3)[1]["reference"]
     assert "✓ softmax leaves its input unchanged" in report.feedback_html
+
+
+@pytest.mark.parametrize("lesson", CASES)
+def test_forged_notes_never_reach_the_sheet_and_the_report_is_written(batches, lesson, tmp_path, capsys):
+    course, reports = batches(lesson)
+    for name, graded in reports.items():
+        assert not any(FORGED_PHRASE in note for note in graded.notes), f"{name}: {graded.notes}"
+    assert report_command.main(["--course", str(course), "--out", str(tmp_path / "grades.csv")]) == 0
+    sheet = (tmp_path / "grades.csv").read_text(encoding="utf-8")
+    rows = [row for row in csv.DictReader(io.StringIO(sheet)) if row["assignment"] == lesson]
+    assert sorted(row["student_id"] for row in rows) == sorted(reports), "one row per student"
+    assert FORGED_PHRASE not in sheet and FORGED_PHRASE not in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("lesson", CASES)
+def test_every_notebook_finishes_inside_its_budgets(batches, lesson):
+    course, reports = batches(lesson)
+    took = {name: NotebookNotes(course, name, lesson).run_seconds() for name in reports}
+    graded = {name: seconds for name, seconds in took.items() if seconds is not None}
+    assert graded["reference"] is not None
+    slack_s = 60  # a kernel restart and replay after the budget ran out, on a busy machine
+    over = {name: s for name, s in graded.items() if s > NOTEBOOK_BUDGET_S[lesson] + slack_s}
+    assert over == {}, f"notebooks that outlasted the {NOTEBOOK_BUDGET_S[lesson]} s budget: {over}"
+    if lesson == LESSON3:
+        slow = graded["slow_calls_in_one_test_cell"]
+        assert slow < graded["reference"] + TEST_CELL_BUDGET_S[lesson] + slack_s, took
+        assert slow < SLOW_CALLS * SLOW_CALL_S, "the test cell's budget did not hold"

@@ -6,6 +6,10 @@ kernels, test cells judged by the trusted checker: see ``autograder/nbgrader_con
 the grades given by hand to unchanged answers (``course_build.instructor.manual_grades``),
 ``nbgrader generate_feedback`` (``write_feedback``), then one ``GradeReport`` per student with the
 instructor's notes (what was collected, repaired or noticed, and why).
+
+A notebook whose grading run did not end (nbgrader failed on it, or the run was killed and left
+an unexecuted copy) is graded again once, on its own; if that run does not end either, its
+autograded cells score zero in the gradebook, with a note saying why, never "pending".
 """
 
 import os
@@ -15,19 +19,23 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import nbformat
 from nbgrader.api import Gradebook, MissingEntry
+from traitlets.config.loader import PyFileConfigLoader
 
-from course_build.grader_notes import UNPROTECTED_NOTE, notes_of
+from course_build.grader_notes import UNPROTECTED_NOTE, NotebookNotes
 from course_build.instructor.manual_grades import answers_before_regrade, keep_hand_grades
+from course_build.instructor.results import NOT_GRADED_NOTE
 from course_build.instructor.student_records import read_record
 from course_build.instructor.submitted_folders import normalize_submission
+from course_build.nbgrader_plugins.sandboxed_execute import SandboxedExecute
 from course_build.nbgrader_runner import (
     NbgraderError,
     finish_nbgrader,
     run_nbgrader,
     start_nbgrader,
 )
+
+STARTUP_MARGIN_S = 120  # per notebook, beyond its time budget: nbgrader, the kernel, the checker
 
 
 @dataclass(frozen=True)
@@ -68,11 +76,23 @@ def default_jobs() -> int:
     return max(1, min(4, os.cpu_count() or 1))
 
 
+def notebook_budget(course: Path, extra: list[str]) -> float:
+    """The time budget of one notebook: as given in ``extra``, else as the course configures it."""
+    for argument in extra:
+        if argument.startswith("--SandboxedExecute.notebook_budget="):
+            return float(argument.split("=", 1)[1])
+    config = PyFileConfigLoader("nbgrader_config.py", path=str(course)).load_config()
+    return float(
+        config.SandboxedExecute.get("notebook_budget", SandboxedExecute.notebook_budget.default_value)
+    )
+
+
 def _autograde(course: Path, lesson: str, students: list[str], jobs: int, extra: list[str]) -> list[str]:
     """``nbgrader autograde`` in ``jobs`` processes, each on its share of the students.
 
     Every process excludes the others' students (``CourseDirectory.student_id_exclude``); the
-    SQLite gradebook takes their short writes in turn. Returns the errors reported, if any.
+    SQLite gradebook takes their short writes in turn. A process still running when each of its
+    notebooks could have used up its time budget is stopped. Returns the errors reported, if any.
     """
     everyone = submitted_students(course, lesson)
     groups = [group for group in (students[i::jobs] for i in range(jobs)) if group]
@@ -83,13 +103,63 @@ def _autograde(course: Path, lesson: str, students: list[str], jobs: int, extra:
         if exclude:
             args.append(f"--CourseDirectory.student_id_exclude={exclude}")
         processes.append(start_nbgrader(course, *args, single_threaded=len(groups) > 1))
+    per_notebook_s = notebook_budget(course, extra) + STARTUP_MARGIN_S
     errors = []
-    for process in processes:
+    for group, process in zip(groups, processes, strict=True):
         try:
-            finish_nbgrader(process)
+            finish_nbgrader(process, timeout_s=len(group) * per_notebook_s)
         except NbgraderError as error:  # one broken notebook must not cost the others their grades
             errors.append(f"nbgrader autograde reported errors: {str(error).splitlines()[0]}")
     return errors
+
+
+def autograde_with_one_retry(
+    course: Path, lesson: str, students: list[str], jobs: int, extra: list[str]
+) -> list[str]:
+    """``_autograde`` the students, then once more, one at a time, those whose run did not end;
+    the autograded cells of a notebook whose second run did not end either score zero, with a
+    note. Returns the errors nbgrader reported."""
+    run_notes = _autograde(course, lesson, students, jobs, extra)
+    unfinished = [s for s in students if not _ran_to_the_end(course, lesson, s)]
+    if unfinished:
+        # A kernel that did not start on a busy machine usually does now, a run cut short by a
+        # neighbour's gets its own time; a submission that really breaks the run fails again.
+        run_notes += _autograde(course, lesson, unfinished, 1, extra)
+    for student in unfinished:
+        if not _ran_to_the_end(course, lesson, student):
+            score_autograded_cells_zero(course, lesson, student, _why_unfinished(course, lesson, student))
+    return run_notes
+
+
+def _ran_to_the_end(course: Path, lesson: str, student: str) -> bool:
+    """nbgrader wrote the autograded notebook and the execute step marked the run finished."""
+    finished = NotebookNotes(course, student, lesson).finished()
+    return finished and _graded_notebook(course, lesson, student).is_file()
+
+
+def _why_unfinished(course: Path, lesson: str, student: str) -> str:
+    if not _graded_notebook(course, lesson, student).is_file():
+        return NOT_GRADED_NOTE
+    return (
+        "grading stopped before the notebook's end (the run was killed or ran out of time); "
+        "regraded once, it stopped again: its autograded cells score zero"
+    )
+
+
+def score_autograded_cells_zero(course: Path, lesson: str, student: str, why: str) -> None:
+    """Give the autograded cells of ``student``'s notebook zero in the gradebook, never "pending";
+    a grade given by hand stays (it counts instead). ``why`` is noted for the instructor."""
+    NotebookNotes(course, student, lesson).add(why)
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gradebook:
+        try:
+            grades = gradebook.find_submission_notebook(lesson, lesson, student).grades
+        except MissingEntry:
+            return
+        for grade in grades:
+            if grade.cell_type == "code":
+                grade.auto_score = 0.0
+                grade.needs_manual_grade = False
+        gradebook.db.commit()
 
 
 def grade_lesson(
@@ -101,10 +171,13 @@ def grade_lesson(
     jobs: int | None = None,
     timings: dict[str, float] | None = None,
     unsandboxed: bool = False,
+    notebook_budget_s: float | None = None,
+    test_cell_budget_s: float | None = None,
 ) -> dict[str, GradeReport]:
     """Autograde and write feedback for ``students`` (default: every submitted folder).
 
-    ``timeout_s`` overrides the configured per-cell timeout (tests use a short one); ``jobs``
+    ``timeout_s`` overrides the configured per-cell timeout (tests use a short one), the budgets
+    the configured time budgets of a notebook and of a test cell; ``jobs``
     is the number of parallel nbgrader processes (default: ``default_jobs()``); ``timings``, if
     given, receives the seconds each phase took (for the benchmark); ``unsandboxed`` runs the
     kernels without the sandbox (every report then says its grade is unprotected).
@@ -122,13 +195,12 @@ def grade_lesson(
     extra = [f"--Execute.timeout={timeout_s}"] if timeout_s else []
     if unsandboxed:
         extra.append("--SandboxedExecute.unsandboxed=True")
+    if notebook_budget_s is not None:
+        extra.append(f"--SandboxedExecute.notebook_budget={notebook_budget_s}")
+    if test_cell_budget_s is not None:
+        extra.append(f"--SandboxedExecute.test_cell_budget={test_cell_budget_s}")
     graded_before = answers_before_regrade(course, lesson, students)
-    run_notes = _autograde(course, lesson, students, jobs or default_jobs(), extra)
-    failed = [s for s in students if not _graded_notebook(course, lesson, s).is_file()]
-    if failed:
-        # A second try, one at a time: a kernel that did not start on a busy machine usually
-        # does now, while a submission that really breaks the run fails again and scores zero.
-        run_notes += _autograde(course, lesson, failed, 1, extra)
+    run_notes = autograde_with_one_retry(course, lesson, students, jobs or default_jobs(), extra)
     keep_hand_grades(course, lesson, graded_before)
     clock.lap("nbgrader autograde")
     try:
@@ -178,10 +250,9 @@ def _report(course: Path, lesson: str, student: str, notes: list[str], run_notes
     feedback = course / "feedback" / student / lesson / f"{lesson}.html"
     notes = list(notes)
     was_graded = graded.is_file()
-    if was_graded:
-        notes += [n for n in notes_of(nbformat.read(graded, as_version=4)) if n not in notes]
-    else:
-        notes += ["nbgrader could not grade this notebook; it scores zero", *run_notes]
+    notes += [n for n in NotebookNotes(course, student, lesson).notes() if n not in notes]
+    if not was_graded:
+        notes += [note for note in (NOT_GRADED_NOTE, *run_notes) if note not in notes]
     if was_graded and not feedback.is_file():
         notes += ["nbgrader wrote no feedback page for this notebook", *run_notes]
     scores, max_scores, autograded = {}, {}, set()

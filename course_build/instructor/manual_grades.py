@@ -15,7 +15,7 @@ from nbformat import NotebookNode
 from nbgrader.api import Gradebook, MissingEntry
 
 from course_build.cell_roles import grade_id, is_answer, is_code_answer, scores_points
-from course_build.grader_notes import add_note
+from course_build.grader_notes import NotebookNotes
 
 
 def _graded_notebook(course: Path, lesson: str, student: str) -> Path:
@@ -44,7 +44,7 @@ def answers_before_regrade(course: Path, lesson: str, students: list[str]) -> di
 
 def keep_hand_grades(course: Path, lesson: str, before: dict[str, dict[str, str]]) -> None:
     """After ``nbgrader autograde``: clear the review flag of hand-given grades whose answer is
-    unchanged since ``before``; note the others in the graded notebook for the grader."""
+    unchanged since ``before``; note the others for the grader (``course_build.grader_notes``)."""
     with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gradebook:
         for student, old_answers in before.items():
             path = _graded_notebook(course, lesson, student)
@@ -65,11 +65,8 @@ def keep_hand_grades(course: Path, lesson: str, before: dict[str, dict[str, str]
                 else:
                     changed.append(grade.name)
             gradebook.db.commit()
-            if changed:
-                for name in changed:
-                    add_note(
-                        notebook,
-                        f"{name}: the answer changed since it was graded by hand; review it in the "
-                        "formgrader (the earlier points are not counted until then)",
-                    )
-                nbformat.write(notebook, path)
+            for name in changed:
+                NotebookNotes(course, student, lesson).add(
+                    f"{name}: the answer changed since it was graded by hand; review it in the "
+                    "formgrader (the earlier points are not counted until then)"
+                )

@@ -3,7 +3,8 @@
 One ``LessonResult`` per student and lesson holds what the grade sheet and the feedback show:
 autograded points, points given by hand to written answers, points still pending (answers not
 graded yet, never counted as zero), lateness and its penalty under the course's late policy, the
-total so far, and the grader's notes. The sheet (``course_build.instructor.grade_sheet``) and the feedback
+total so far, and the grader's notes (``course_build.grader_notes``: written by the grader only,
+never read from a notebook). The sheet (``course_build.instructor.grade_sheet``) and the feedback
 (``course_build.nbgrader_plugins.feedback``) both read it from here, so their numbers cannot disagree.
 """
 
@@ -14,7 +15,7 @@ import nbformat
 from nbgrader.api import Gradebook, MissingEntry
 
 from course_build.cell_roles import grade_id
-from course_build.grader_notes import notes_of
+from course_build.grader_notes import NotebookNotes, clean_note
 from course_build.instructor.late_policy import Lateness, LatePolicy, assess
 from course_build.instructor.student_records import read_record
 
@@ -147,12 +148,12 @@ def _notes(course: Path, lesson: str, student: str, submitted: bool, lateness: L
     graded = course / "autograded" / student / lesson / f"{lesson}.ipynb"
     if not submitted:
         notes.append(NO_SUBMISSION_NOTE)
-    elif graded.is_file():
-        notes += notes_of(nbformat.read(graded, as_version=4))
     else:
-        notes.append(NOT_GRADED_NOTE)
+        notes += NotebookNotes(course, student, lesson).notes()
+        if not graded.is_file():
+            notes.append(NOT_GRADED_NOTE)
     notes += lateness.notes
-    return tuple(dict.fromkeys(notes))  # in order, each once
+    return tuple(dict.fromkeys(clean_note(note) for note in notes))  # in order, each once
 
 
 def graded_lessons(gradebook: Gradebook) -> list[str]:

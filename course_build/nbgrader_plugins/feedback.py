@@ -9,8 +9,8 @@ after ``GetGrades`` and renders the course's template ``templates/course_feedbac
   autograded points, written answers' points and comments, "not graded yet" (never a 0) for an
   answer still waiting for the grader, lateness and its penalty, the total so far;
 
-The grader's notes live in the graded notebook's metadata, which the page never renders, and
-the feedback folder holds only the page.
+The grader's notes live in the course directory (``course_build.grader_notes``), which the page
+never reads, and the feedback folder holds only the page.
 """
 
 from pathlib import Path

@@ -33,7 +33,7 @@ from course_build.cell_roles import (
     is_locked,
     nbgrader_metadata,
 )
-from course_build.grader_notes import add_note
+from course_build.nbgrader_plugins.run_notes import notes_for
 
 
 def _is_anchor(cell: NotebookNode) -> bool:
@@ -126,6 +126,7 @@ class RestoreGradedCells(NbGraderPreprocessor):
 
     def preprocess(self, nb, resources):
         repaired, notes = restore_structure(nb, _release_notebook(self, resources))
+        grader_notes = notes_for(self, resources)
         for note in notes:
-            add_note(repaired, note)
+            grader_notes.add(note)
         return repaired, resources

@@ -18,12 +18,19 @@
   limit per cell is dropped. At the end, the kernel reports what the notebook changed that tests
   might rely on (replaced numpy functions, IPython hooks, processes left running): notes for the
   instructor that cost no points.
+* Time is budgeted here, outside the sandbox (``course_build.nbgrader_plugins.time_budget``): each
+  call into the kernel (``Execute.timeout``), each test cell in all (``test_cell_budget``: its calls
+  plus the checker's work; past it the cell fails and the notebook goes on) and the notebook in all
+  (``notebook_budget``: past it the remaining cells fail as not run). The notebook is always
+  finished, and the run is marked finished in the grader's notes, so a run that was killed is told
+  apart from one that ended (``course_build.instructor.grade_batch`` regrades it once).
+
+Notes go to the grader's own store (``course_build.grader_notes``), never the notebook's metadata.
 """
 
 import copy
 import json
 import os
-import time
 
 import nbformat
 from jupyter_client.manager import AsyncKernelManager
@@ -32,15 +39,19 @@ from nbclient.util import ensure_async, run_sync
 from nbformat import NotebookNode
 from nbgrader.coursedir import CourseDirectory
 from nbgrader.preprocessors import Execute
-from traitlets import Bool, Integer
+from traitlets import Bool, Float, Integer
 
 from course_build.cell_roles import grade_id, is_test_cell
 from course_build.checking import wire
 from course_build.checking.checker import CheckerGone, CheckerProcess, names_used
-from course_build.grader_notes import UNPROTECTED_NOTE, add_note
+from course_build.grader_notes import UNPROTECTED_NOTE
 from course_build.nbgrader_plugins.kernel_session import KernelSession
+from course_build.nbgrader_plugins.run_notes import notes_for
 from course_build.nbgrader_plugins.sandbox import SandboxedKernelManager, sandbox_problem
+from course_build.nbgrader_plugins.time_budget import TimeBudget
 from course_build.test_cells import solution_names
+
+CHECKER_GRACE_S = 2.0  # for the checker to report a test whose time budget ran out
 
 
 class SandboxUnavailable(RuntimeError):
@@ -70,9 +81,15 @@ class SandboxedExecute(Execute):
         600, help="Seconds the checker may work on one test cell between two calls into the kernel."
     ).tag(config=True)
     max_output_bytes = Integer(2_000_000, help="Output kept per cell; the rest is dropped.").tag(config=True)
-    notebook_timeout = Integer(3600, help="Seconds one notebook may take; later cells are not run.").tag(
-        config=True
-    )
+    test_cell_budget = Float(
+        300,
+        help="Seconds one test cell may take in all (every call into the notebook plus the checker's "
+        "own work); past it the cell fails and the rest of the notebook is graded.",
+    ).tag(config=True)
+    notebook_budget = Float(
+        1200,
+        help="Seconds one notebook may take in all; past it the remaining cells fail as not run.",
+    ).tag(config=True)
 
     def create_kernel_manager(self):
         if self.unsandboxed:
@@ -95,10 +112,13 @@ class SandboxedExecute(Execute):
             startup,
         ]
         self._names = self._solution_names(resources)
+        self._notes = notes_for(self, resources)
+        self._notebook_budget = TimeBudget("the notebook", self.notebook_budget)
+        # every cell the kernel runs (replays included) stops when the notebook's time is up
+        self.timeout_func = lambda cell: self._notebook_budget.whole_seconds(self.timeout or None)
         # started now, so that it loads while the kernel starts; restarted if it ever fails
         self._checker: CheckerProcess | None = CheckerProcess() if any(map(is_test_cell, nb.cells)) else None
         self._restarts, self._given_up, self._lost = 0, "", set()
-        self._deadline = time.monotonic() + self.notebook_timeout
         self._stderr_cells: list[str] = []
         self._output_left, self._output_cut = self.max_output_bytes, False
         try:
@@ -108,9 +128,10 @@ class SandboxedExecute(Execute):
                 self._checker.close()
         if self._stderr_cells:
             cells = ", ".join(dict.fromkeys(self._stderr_cells))
-            add_note(nb, f"passing tests wrote to stderr, not penalized ({cells})")
+            self._notes.add(f"passing tests wrote to stderr, not penalized ({cells})")
         if self.unsandboxed:
-            add_note(nb, UNPROTECTED_NOTE)
+            self._notes.add(UNPROTECTED_NOTE)
+        self._notes.mark_finished()
         return nb, resources
 
     def _solution_names(self, resources: dict) -> set[str]:
@@ -128,8 +149,8 @@ class SandboxedExecute(Execute):
         if cell.cell_type == "code":
             label = grade_id(cell) or f"cell {index}"
             self._output_left, self._output_cut = self.max_output_bytes, False
-            if not self._given_up and time.monotonic() > self._deadline:
-                self._give_up(f"the notebook ran past {self.notebook_timeout} s")
+            if not self._given_up and self._notebook_budget.spent():
+                self._give_up(self._notebook_budget.ran_out())
             if self._given_up:
                 cell.outputs = [_error("NotRun", f"not run: {self._given_up}")]
             elif is_test_cell(cell):
@@ -140,8 +161,8 @@ class SandboxedExecute(Execute):
                 cell.outputs.append(
                     _stream(f"\n[the grader dropped output beyond {self.max_output_bytes} bytes]\n")
                 )
-                add_note(self.nb, f"{label}: output beyond {self.max_output_bytes} bytes was dropped")
-        if index == len(self.nb.cells) - 1 and not self._given_up:
+                self._notes.add(f"{label}: output beyond {self.max_output_bytes} bytes was dropped")
+        if index == len(self.nb.cells) - 1 and not self._given_up and not self._notebook_budget.spent():
             self._report_suspicious_changes(index)
         return cell, self.resources
 
@@ -150,38 +171,44 @@ class SandboxedExecute(Execute):
         try:
             self.execute_cell(cell, index, store_history=True)
         except CellTimeoutError:
-            failure = f"the cell ran past {self.timeout} s and ignored the interrupt"
+            failure = "the cell ran past its time and ignored the interrupt"
         except DeadKernelError:
             failure = "the kernel died in this cell (os._exit, a crash or no memory left)"
         if failure is not None:
             cell.outputs.append(
                 _error("CellTimeoutError" if "ran past" in failure else "DeadKernelError", failure)
             )
-            add_note(self.nb, f"{label}: {failure}; the kernel was restarted")
+            self._notes.add(f"{label}: {failure}; the kernel was restarted")
             self._lost.add(index)
             self._recover(index)
         elif any(o.get("ename") == "CellTimeoutError" for o in cell.outputs):
-            add_note(self.nb, f"{label}: interrupted after {self.timeout} s (an endless loop?)")
+            endless = "" if self._notebook_budget.spent() else " (an endless loop?)"
+            self._notes.add(f"{label}: {self._interrupted()}{endless}")
         elif any(o.get("ename") == "MemoryError" for o in cell.outputs):
-            add_note(self.nb, f"{label}: ran out of memory")
+            self._notes.add(f"{label}: ran out of memory")
 
     def _run_test_cell(self, cell: NotebookNode, index: int, label: str) -> None:
         judged = _Judged()
+        budget = TimeBudget("this test cell", self.test_cell_budget, within=self._notebook_budget)
         try:
             if self._checker is None:
                 self._checker = CheckerProcess()
             names = sorted(self._names & names_used(cell.source))
             self._checker.send({"op": "run", "code": cell.source, "names": names})
-            run_sync(self._judge)(judged, index)
+            run_sync(self._judge)(judged, index, budget)
         except CheckerGone as gone:
             if self._checker is not None:
+                self._checker.process.kill()  # it may be busy: waiting for it would spend more time
                 self._checker.close()
             self._checker = None
-            add_note(self.nb, f"{label}: the grader's checker failed ({gone}); the cell scores zero")
-            judged.error = {
-                "ename": "GradingError",
-                "evalue": "the grader could not run this test; tell your instructor",
-            }
+            if budget.ran_out():
+                judged.error = {"ename": "TimeoutError", "evalue": budget.ran_out()}
+            else:
+                self._notes.add(f"{label}: the grader's checker failed ({gone}); the cell scores zero")
+                judged.error = {
+                    "ename": "GradingError",
+                    "evalue": "the grader could not run this test; tell your instructor",
+                }
         if judged.error is not None:
             judged.outputs.append(
                 _error(str(judged.error.get("ename", "Error")), str(judged.error.get("evalue", "")))
@@ -189,21 +216,28 @@ class SandboxedExecute(Execute):
         elif judged.wrote_stderr:
             self._stderr_cells.append(label)
         cell.outputs, cell.execution_count = _coalesce(judged.outputs), None
+        judged.ran_out = budget.ran_out()
+        if judged.ran_out:
+            self._notes.add(f"{label}: {judged.ran_out}; the cell fails")
         self._after_session(judged, index, label)
 
-    async def _judge(self, judged: "_Judged", index: int) -> None:
-        """Relay the checker's requests to a kernel session until the checker is done."""
+    async def _judge(self, judged: "_Judged", index: int, budget: TimeBudget) -> None:
+        """Relay the checker's requests to a kernel session until the checker is done or ``budget``
+        runs out (then every later request is answered with a timeout, and the test fails)."""
         session: KernelSession | None = None
         try:
             while True:
-                message = self._checker.receive(self.checker_timeout)
+                # once the budget is spent, the checker has a moment to report the failed test
+                wait_s = CHECKER_GRACE_S if budget.spent() else budget.wait_s(self.checker_timeout)
+                message = self._checker.receive(wait_s)
                 if message.get("op") == "kernel" and isinstance(message.get("request"), dict):
                     request = message["request"]
                     judged.add_printed(request.pop("printed", None))
-                    if session is None:
-                        session = await self._start_session(index)
-                    reply = await session.ask(request)
-                    judged.add_kernel_outputs(session.take_outputs())
+                    if not budget.spent() and session is None:
+                        session = await self._start_session(index, budget)
+                    reply = await self._ask_within(session, request, budget)
+                    if session is not None:
+                        judged.add_kernel_outputs(session.take_outputs())
                     self._checker.send({"op": "reply", "reply": reply})
                 elif message.get("op") == "done":
                     judged.add_printed(message.get("printed"))
@@ -217,11 +251,32 @@ class SandboxedExecute(Execute):
                 judged.add_kernel_outputs(session.take_outputs())
                 judged.failure = session.failure
 
-    async def _start_session(self, index: int) -> KernelSession:
-        timeout = float(self.timeout or self.notebook_timeout)
-        session = KernelSession(self, index, call_timeout=timeout, grace=timeout)
+    async def _ask_within(self, session: KernelSession | None, request: dict, budget: TimeBudget) -> dict:
+        """The kernel's reply to ``request``, waiting no longer than ``budget`` allows; a timeout
+        that the budget caused says so."""
+        if session is None or budget.spent():
+            return {"status": "timeout", "message": budget.ran_out()}
+        session.call_timeout = budget.wait_s(self.timeout or None)
+        reply = await session.ask(request)
+        if reply.get("status") == "timeout" and budget.ran_out():
+            return {"status": "timeout", "message": budget.ran_out()}
+        return reply
+
+    async def _start_session(self, index: int, budget: TimeBudget) -> KernelSession:
+        session = KernelSession(
+            self, index, call_timeout=budget.wait_s(self.timeout or None), grace=self._grace_s()
+        )
         await session.start()
         return session
+
+    def _grace_s(self) -> float:
+        """How long a kernel may take to stop serving: a call's time, while the notebook has it."""
+        return max(5.0, self._notebook_budget.wait_s(self.timeout or None))
+
+    def _interrupted(self) -> str:
+        """How the time of a cell or call ran out, in words."""
+        over = self._notebook_budget.ran_out()
+        return f"interrupted after {self.timeout} s" if over is None else f"interrupted: {over}"
 
     def _after_session(self, judged: "_Judged", index: int, label: str) -> None:
         """Notes on a session that failed; a kernel that did not stop serving is restarted."""
@@ -231,10 +286,11 @@ class SandboxedExecute(Execute):
                 index, label, "the kernel died during a call (os._exit, a crash or no memory left)"
             )
         elif status == "timeout" and judged.stopped:
-            add_note(self.nb, f"{label}: a call into the notebook was interrupted after {self.timeout} s")
+            if not judged.ran_out:  # noted already
+                self._notes.add(f"{label}: a call into the notebook was {self._interrupted()}")
         elif status == "timeout":
             self._note_and_recover(
-                index, label, "a call into the notebook ran past the timeout and ignored the interrupt"
+                index, label, "a call into the notebook ran past its time and ignored the interrupt"
             )
         elif not judged.stopped:
             self._note_and_recover(index, label, "the kernel did not stop answering the grader")
@@ -250,7 +306,7 @@ class SandboxedExecute(Execute):
             self.nb.cells[index], self.code_cells_executed = saved, count
 
     async def _ask_once(self, request: dict, index: int) -> dict:
-        session = await self._start_session(index)
+        session = await self._start_session(index, self._notebook_budget)
         try:
             return await session.ask(request)
         finally:
@@ -260,12 +316,12 @@ class SandboxedExecute(Execute):
         reply = run_sync(self._ask_once)({"op": "report"}, index)
         notes = reply.get("notes")
         if not isinstance(notes, list):
-            add_note(
-                self.nb, "the kernel's report of suspicious changes could not be read (no points deducted)"
+            self._notes.add(
+                "the kernel's report of suspicious changes could not be read (no points deducted)"
             )
             return
         for note in notes[:20]:
-            add_note(self.nb, f"suspicious, no points deducted: {str(note)[:200]}")
+            self._notes.add(f"suspicious, no points deducted: {str(note)[:200]}")
 
     def output(self, outs, msg, display_id, cell_index):
         """Keep at most ``max_output_bytes`` of each cell's output."""
@@ -279,12 +335,12 @@ class SandboxedExecute(Execute):
         return super().output(outs, msg, display_id, cell_index)
 
     def _note_and_recover(self, index: int, label: str, what: str) -> None:
-        add_note(self.nb, f"{label}: {what}; the kernel was restarted")
+        self._notes.add(f"{label}: {what}; the kernel was restarted")
         self._recover(index)
 
     def _give_up(self, why: str) -> None:
         self._given_up = why
-        add_note(self.nb, f"{why}; the cells after it were not run")
+        self._notes.add(f"{why}; the cells after it were not run")
 
     def _recover(self, failed_index: int) -> None:
         """Restart the kernel and replay the code cells before ``failed_index`` (outputs discarded)."""
@@ -296,6 +352,9 @@ class SandboxedExecute(Execute):
         for index, earlier in enumerate(self.nb.cells[:failed_index]):
             if earlier.cell_type != "code" or index in self._lost or is_test_cell(earlier):
                 continue
+            if self._notebook_budget.spent():
+                self._give_up(self._notebook_budget.ran_out())
+                return
             try:
                 self._run_quietly(copy.deepcopy(earlier), index)
             except (CellTimeoutError, DeadKernelError):
@@ -316,6 +375,7 @@ class _Judged:
         self.error: dict | None = None
         self.failure: dict | None = None
         self.stopped = True
+        self.ran_out: str | None = None  # the time budget that ended the cell, in words
 
     def add_printed(self, streams: object) -> None:
         """The test's own printed output, as the checker reported it."""
