@@ -225,7 +225,7 @@ class _StudentCollector:
                     f"--replace: graded submission {zip_id} of {self.plan.archive.name} over the newer "
                     f"submission {graded_id}"
                 )
-            self.write_graded(kept, previous, replaced_note)
+            self.write_graded(kept, zip_id, replaced_note)
             chosen_outcome = replaced_note or "graded"
         lines = []
         for item in sorted(self.items, key=lambda f: f.index):
@@ -255,9 +255,10 @@ class _StudentCollector:
         return lines, kept_note, replaced_note
 
     def write_graded(
-        self, kept: dict[int, tuple[Path | None, str]], previous: StudentRecord | None, note: str | None
+        self, kept: dict[int, tuple[Path | None, str]], submission_id: int, note: str | None
     ) -> None:
-        """Put the zip's latest notebook in ``submitted/`` and write the student's record afresh."""
+        """Put the zip's latest notebook in ``submitted/`` and write the student's record afresh;
+        ``submission_id`` is the zip's latest submission of theirs, notebook or not."""
         folder = self.course / "submitted" / self.student / self.lesson
         store = self.record_dir / "submissions"
         known = {file_sha256(p) for p in store.iterdir()} if store.is_dir() else set()
@@ -283,7 +284,7 @@ class _StudentCollector:
             late=any(f.late for f in self.items),
             notes=notes,
             submitted_at=when,
-            submission_id=self.chosen.submission_id if self.chosen else None,
+            submission_id=submission_id,
             time_source=time_source if self.chosen else "",
             source=source,
         )
