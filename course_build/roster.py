@@ -68,16 +68,19 @@ def main(argv: list[str] | None = None) -> int:
         prog="python -m course_build.roster",
         description="Drop a student (keeping all their files and grades), restore one, or list the class.",
     )
-    parser.add_argument("--course", type=Path, help="course directory (default: autograder)")
+    course = argparse.ArgumentParser(add_help=False)
+    course.add_argument("--course", type=Path, help="course directory (default: autograder)")
     commands = parser.add_subparsers(dest="command", required=True)
-    dropping = commands.add_parser("drop", help="leave a student out of the grade sheet's counts and exports")
+    dropping = commands.add_parser(
+        "drop", parents=[course], help="leave a student out of the grade sheet's counts and exports"
+    )
     dropping.add_argument("student", help="student id, LMS name or LMS user id")
     dropping.add_argument(
         "--reason", default="", help="why, for the grade sheet (e.g. 'withdrew 2026-11-02')"
     )
-    restoring = commands.add_parser("restore", help="take a dropped student back")
+    restoring = commands.add_parser("restore", parents=[course], help="take a dropped student back")
     restoring.add_argument("student", help="student id, LMS name or LMS user id")
-    commands.add_parser("list", help="every student, enrolled or dropped")
+    commands.add_parser("list", parents=[course], help="every student, enrolled or dropped")
     args = parser.parse_args(argv)
     try:
         course = resolve_course(args.course)

@@ -47,7 +47,7 @@ def course(tmp_path):
 
 
 def _run(capsys, course, *args):
-    code = roster.main(["--course", str(course), *args])
+    code = roster.main([*args, "--course", str(course)])
     return code, capsys.readouterr().out
 
 
@@ -95,7 +95,7 @@ def test_restoring_brings_the_student_back_and_the_history_is_kept(course, capsy
 )
 def test_a_wrong_student_is_one_clear_line(course, capsys, args, message):
     with pytest.raises(SystemExit) as stopped:
-        roster.main(["--course", str(course), *args])
+        roster.main([*args, "--course", str(course)])
     err = capsys.readouterr().err
     assert stopped.value.code == 2 and err.count("\n") == 1 and message in err, err
     assert not (course / "roster.json").exists()
