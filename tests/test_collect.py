@@ -426,6 +426,7 @@ def test_times_the_instructor_gives_win_and_say_where_they_came_from(course, tmp
         (["smithjane=2026-10-12T21:00", "smithjane=2026-10-13T21:00"], None, "given a time twice"),
         ([], "name,time\njane,2026-10-12\n", "needs the columns student,submitted_at"),
         ([], "student,submitted_at\njane,soon\n", "line 2: 'soon' is not a time"),
+        ([], "student;submitted_at\njane;2026-10-12\n", "needs the columns student,submitted_at"),
     ],
 )
 def test_a_malformed_time_is_one_clear_error(tmp_path, pairs, rows, message):
@@ -453,3 +454,15 @@ def test_a_time_for_a_student_not_in_the_zip_stops_before_anything_is_written(
             course, LESSON, archive, known={}, times=instructor_times([f"{written}=2026-10-12T21:00"], None)
         )
     assert not (course / "submitted").exists() and not (course / "collected").exists()
+
+
+def test_a_newer_submission_without_a_notebook_is_not_undone_by_an_older_zip(course, tmp_path):
+    notebook = [(f"smithjane_1001_5001_{LESSON}.ipynb", "jane v1", (2026, 10, 12, 20, 0, 0))]
+    collect_zip(course, LESSON, _timed_zip(tmp_path / "first.zip", notebook), known={})
+    with zipfile.ZipFile(tmp_path / "pdf.zip", "w") as zipped:
+        zipped.writestr(zipfile.ZipInfo("smithjane_1001_5201_answers.pdf", (2026, 10, 13, 8, 0, 0)), b"%PDF")
+    collect_zip(course, LESSON, tmp_path / "pdf.zip", known={})
+    assert _graded(course, "smithjane") is None  # graded as the blank release, with a note
+    again = collect_zip(course, LESSON, tmp_path / "first.zip", known={})
+    assert list(again.kept_newer) == ["smithjane"] and _graded(course, "smithjane") is None
+    assert read_record(course, LESSON, "smithjane").submission_id == 5201

@@ -67,8 +67,9 @@ def instructor_times(pairs: list[str], csv_file: Path | None) -> dict[str, Given
 def _read_csv(path: Path) -> dict[str, GivenTime]:
     try:
         with path.open(newline="", encoding="utf-8-sig") as handle:
-            rows = list(csv.DictReader(handle))
-            columns = set(rows[0]) if rows else set()
+            reader = csv.DictReader(handle)
+            rows = list(reader)
+            columns = set(reader.fieldnames or ())
     except (OSError, UnicodeDecodeError, csv.Error) as error:
         raise SubmissionTimeError(f"--submitted-at-csv {path}: cannot be read ({error})") from None
     if not {"student", "submitted_at"} <= columns:
