@@ -4,7 +4,12 @@ One command for the instructor without JupyterHub, run from the repository root:
 
 1. ``nbgrader generate_assignment`` (creates the gradebook on first use);
 2. collect the zip into ``submitted/`` (``course_build.instructor.collect_zip``: any file or student name, one
-   notebook per student, the latest of several, notes on everything that was odd);
+   notebook per student, the latest of several, notes on everything that was odd). Submissions only
+   move forward: a student whose graded submission is newer than the zip's keeps it (the zip's file
+   is kept aside and noted) unless ``--replace`` is given; every file's provenance goes to
+   ``collected/ledger.jsonl``. ``--submitted-at STUDENT=TIME`` and ``--submitted-at-csv FILE`` set
+   submission times the zip does not tell. A bad archive (not a zip, cut short, empty, encrypted,
+   a zip bomb) stops here with one line, before anything slow runs or any file changes;
 3. fix up the submitted files, ``nbgrader autograde`` in the sandbox and ``nbgrader generate_feedback``
    (``course_build.instructor.grade_batch``; the protections are configured in
    ``autograder/nbgrader_config.py``);
@@ -28,12 +33,14 @@ from pathlib import Path
 
 from traitlets.config.loader import PyFileConfigLoader
 
-from course_build.instructor.collect_zip import collect_zip
-from course_build.instructor.course_dir import CourseDirError, resolve_course
+from course_build.instructor.collect_zip import collect, plan_collection
+from course_build.instructor.course_dir import CourseDirError, has_gradebook, resolve_course
 from course_build.instructor.grade_batch import grade_lesson
 from course_build.instructor.grade_sheet import lesson_table
 from course_build.instructor.late_policy import LatePolicyError, course_late_policy
 from course_build.instructor.student_records import known_students, remember_students
+from course_build.instructor.submission_times import SubmissionTimeError, instructor_times
+from course_build.instructor.zip_safety import ArchiveError
 from course_build.nbgrader_plugins.sandbox import BWRAP, sandbox_problem
 from course_build.nbgrader_runner import run_nbgrader
 from course_build.report import write_grade_sheet
@@ -45,6 +52,12 @@ def configured_bwrap(course: Path) -> str:
     return config.SandboxedKernelManager.get("bwrap", BWRAP)
 
 
+def _kept_summary(kept_newer: dict[str, str]) -> str:
+    if not kept_newer:
+        return ""
+    return f", {len(kept_newer)} kept their newer graded submission (the zip's older file set aside)"
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m course_build.grade",
@@ -53,6 +66,25 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("lesson", help="lesson (assignment) name, e.g. 03_attention")
     parser.add_argument(
         "--zip", required=True, type=Path, help="the LMS download (see course_build/instructor/lms.py)"
+    )
+    parser.add_argument(
+        "--replace",
+        action="store_true",
+        help="grade the zip's files even where a student's graded submission is newer (the row says so)",
+    )
+    parser.add_argument(
+        "--submitted-at",
+        action="append",
+        default=[],
+        metavar="STUDENT=TIME",
+        help="the submission time of a student (LMS name, LMS user id or student id), e.g. "
+        "smithjane=2026-10-14T09:30 (in c.LatePolicy.timezone unless an offset is given); repeatable",
+    )
+    parser.add_argument(
+        "--submitted-at-csv",
+        type=Path,
+        metavar="FILE",
+        help="submission times from a CSV with the columns student,submitted_at",
     )
     parser.add_argument("--course", type=Path, help="course directory (default: autograder)")
     parser.add_argument("--out", type=Path, help="grade sheet CSV (default: COURSE/grades.csv)")
@@ -71,8 +103,12 @@ def main(argv: list[str] | None = None) -> int:
         parser.exit(2, f"{error}\n")
     if not (course / "source" / args.lesson / f"{args.lesson}.ipynb").is_file():
         parser.error(f"{course}/source has no lesson {args.lesson!r}")
-    if not archive.is_file():
-        parser.error(f"{archive} does not exist")
+    known = known_students(course) if has_gradebook(course) else {}
+    try:
+        times = instructor_times(args.submitted_at, args.submitted_at_csv)
+        plan = plan_collection(archive, known, times)
+    except (ArchiveError, SubmissionTimeError) as error:
+        parser.exit(2, f"{error}\n")
     if not args.unsandboxed:
         problem = sandbox_problem(configured_bwrap(course))
         if problem:
@@ -83,19 +119,23 @@ def main(argv: list[str] | None = None) -> int:
                 "without protection (every row will say so).\n",
             )
     run_nbgrader(course, "generate_assignment", args.lesson, "--force")
-    students, ignored = collect_zip(course, args.lesson, archive.resolve(), known_students(course))
+    collection = collect(course, args.lesson, plan, replace=args.replace)
+    students = collection.students
     remember_students(course, args.lesson, students)
-    for entry in ignored:
+    for entry in collection.ignored:
         print(f"ignored {entry!r}: not named like an LMS submission (see course_build/instructor/lms.py)")
-    if not students:
-        parser.exit(2, f"{archive}: no file name matches the LMS pattern <student>_<id>_<id>_<file>\n")
-    grade_lesson(course, args.lesson, students, unsandboxed=args.unsandboxed)
+    for student, note in {**collection.kept_newer, **collection.replaced_newer}.items():
+        print(f"{student}: {note}")
+    to_grade = [s for s in students if s not in collection.kept_newer]
+    if to_grade:
+        grade_lesson(course, args.lesson, to_grade, unsandboxed=args.unsandboxed)
     out = args.out or course / "grades.csv"
     results = write_grade_sheet(course, out)
     print(lesson_table([r for r in results if r.lesson == args.lesson and r.student in students]))
     print(
-        f"\n{len(students)} student(s) graded; grade sheet written to {out}; feedback in "
-        f"{course / 'feedback'}.\nNext: grade the written answers (python -m course_build.formgrader), "
+        f"\n{len(to_grade)} student(s) graded{_kept_summary(collection.kept_newer)}; grade sheet "
+        f"written to {out}; feedback in {course / 'feedback'}.\n"
+        "Next: grade the written answers (python -m course_build.formgrader), "
         "then write feedback and the sheet again (python -m course_build.report)."
     )
     return 0

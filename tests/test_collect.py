@@ -1,5 +1,6 @@
 """Collecting an LMS zip: names, ids, resubmissions and hostile file names (fast, no kernel)."""
 
+import hashlib
 import json
 import re
 import warnings
@@ -9,9 +10,12 @@ import nbformat
 import pytest
 
 from course_build.instructor.collect_zip import collect_zip
+from course_build.instructor.late_policy import LatePolicy, assess
 from course_build.instructor.lms import parse_submission_name, read_lms_zip, resubmission_number
+from course_build.instructor.provenance import describe_source
 from course_build.instructor.student_ids import assign_ids, nbgrader_id
 from course_build.instructor.student_records import read_record
+from course_build.instructor.submission_times import SubmissionTimeError, instructor_times
 from course_build.instructor.submitted_folders import normalize_submission
 
 LESSON = "03_attention"
@@ -138,7 +142,8 @@ def test_a_messy_zip_gives_every_student_one_folder_and_a_record(course, tmp_pat
         ("renamed_11_110_my work.ipynb", _notebook("renamed")),
         ("README.txt", b"added by the LMS"),
     ]
-    students, ignored = collect_zip(course, LESSON, _zip(tmp_path, entries), known={})
+    collection = collect_zip(course, LESSON, _zip(tmp_path, entries), known={})
+    students, ignored = collection.students, collection.ignored
     assert ignored == ["README.txt"]
     assert len(students) == len(set(students)) == 11 and all(SAFE_ID.match(s) for s in students)
     by_name = {read_record(course, LESSON, s).name: s for s in students}
@@ -174,7 +179,7 @@ def test_a_messy_zip_gives_every_student_one_folder_and_a_record(course, tmp_pat
 
 
 def test_a_later_batch_keeps_the_ids_of_known_students(course, tmp_path):
-    second, _ = collect_zip(
+    second = collect_zip(
         course,
         LESSON,
         _zip(
@@ -185,7 +190,7 @@ def test_a_later_batch_keeps_the_ids_of_known_students(course, tmp_path):
             ],
         ),
         known={"20": "smithjane"},
-    )
+    ).students
     assert sorted(second) == ["smithjane", "smithjane-u10"]
     assert _graded(course, "smithjane") == "c" and _graded(course, "smithjane-u10") == "b"
 
@@ -268,3 +273,196 @@ def test_a_student_without_a_folder_still_gets_one(course):
     notes = normalize_submission(course, LESSON, "absent")
     assert _graded(course, "absent") == "blank release"
     assert notes == [f"no {LESSON}.ipynb was submitted; graded as a blank notebook"]
+
+
+# --- Submissions only move forward; every collected file keeps its provenance --------------------
+
+FIRST_BATCH = [  # the term's first zip: Canvas names, times from the LMS
+    (f"smithjane_1001_5001_{LESSON}.ipynb", "jane v1", (2026, 10, 12, 20, 0, 0)),
+    (f"doejohn_LATE_1002_5002_{LESSON}.ipynb", "john v1", (2026, 10, 13, 9, 0, 0)),
+    (f"MacDonald_LATE_1003_5003_{LESSON}.ipynb", "mac v1", (2026, 10, 14, 9, 0, 0)),
+]
+RESUBMISSIONS = [  # a later zip: Jane resubmitted late, under Canvas's -1 suffix
+    (f"smithjane_LATE_1001_5101_{LESSON}-1.ipynb", "jane v2", (2026, 10, 15, 23, 0, 0)),
+    (f"doejohn_LATE_1002_5002_{LESSON}.ipynb", "john v1", (2026, 10, 13, 9, 0, 0)),
+]
+
+
+def _timed_zip(path, entries):
+    with zipfile.ZipFile(path, "w") as zipped:
+        for name, tag, when in entries:
+            zipped.writestr(zipfile.ZipInfo(name, date_time=when), _notebook(tag))
+    return path
+
+
+def _ledger(course):
+    return [json.loads(line) for line in (course / "collected" / "ledger.jsonl").read_text().splitlines()]
+
+
+def test_rerunning_an_older_zip_keeps_the_newer_submission_graded_and_its_lateness(course, tmp_path):
+    first = _timed_zip(tmp_path / "first.zip", FIRST_BATCH)
+    later = _timed_zip(tmp_path / "resubmissions.zip", RESUBMISSIONS)
+    collect_zip(course, LESSON, first, known={})
+    collect_zip(course, LESSON, later, known={})
+    again = collect_zip(course, LESSON, first, known={})
+    assert _graded(course, "smithjane") == "jane v2"
+    jane = read_record(course, LESSON, "smithjane")
+    assert (jane.late, jane.submitted_at, jane.submission_id) == (True, "2026-10-15T23:00:00", 5101)
+    assert list(again.kept_newer) == ["smithjane"] and not again.replaced_newer
+    assert (
+        "submission 5001 of first.zip is older than the graded submission 5101"
+        in again.kept_newer["smithjane"]
+    )
+    assert again.kept_newer["smithjane"] in jane.notes
+    john = read_record(course, LESSON, "doejohn")  # the same submission again: unchanged
+    assert (john.late, john.submitted_at, john.submission_id) == (True, "2026-10-13T09:00:00", 5002)
+    kept = course / "collected" / LESSON / "smithjane" / "submissions"
+    assert sorted(p.name for p in kept.iterdir()) == [f"5001-{LESSON}.ipynb", f"5101-{LESSON}-1.ipynb"]
+    last = [line for line in _ledger(course) if line["student"] == "smithjane"][-1]
+    assert (last["submission_id"], last["zip_name"]) == (5001, "first.zip")
+    assert last["outcome"] == "kept aside: the graded submission 5101 is newer"
+
+
+def test_replace_grades_the_older_file_and_says_so(course, tmp_path):
+    first = _timed_zip(tmp_path / "first.zip", FIRST_BATCH)
+    collect_zip(course, LESSON, _timed_zip(tmp_path / "resubmissions.zip", RESUBMISSIONS), known={})
+    again = collect_zip(course, LESSON, first, known={}, replace=True)
+    assert _graded(course, "smithjane") == "jane v1" and not again.kept_newer
+    note = "--replace: graded submission 5001 of first.zip over the newer submission 5101"
+    assert again.replaced_newer == {"smithjane": note}
+    jane = read_record(course, LESSON, "smithjane")
+    assert note in jane.notes and (jane.late, jane.submission_id) == (False, 5001)
+    assert (course / "collected" / LESSON / "smithjane" / "submissions" / f"5101-{LESSON}-1.ipynb").is_file()
+
+
+def test_every_collected_file_can_be_traced_to_its_zip_entry(course, tmp_path):
+    first = _timed_zip(tmp_path / "first.zip", FIRST_BATCH)
+    collect_zip(course, LESSON, first, known={})
+    graded = course / "submitted" / "smithjane" / LESSON / f"{LESSON}.ipynb"
+    source = read_record(course, LESSON, "smithjane").source
+    assert source == {
+        "zip_name": "first.zip",
+        "zip_sha256": hashlib.sha256(first.read_bytes()).hexdigest(),
+        "entry": f"smithjane_1001_5001_{LESSON}.ipynb",
+        "submission_id": 5001,
+        "submitted_at": "2026-10-12T20:00:00",
+        "time_source": "zip entry time",
+        "sha256": hashlib.sha256(graded.read_bytes()).hexdigest(),
+    }
+    assert describe_source(source).startswith(
+        f"first.zip: smithjane_1001_5001_{LESSON}.ipynb (submission 5001"
+    )
+    lines = _ledger(course)
+    assert sorted(line["entry"] for line in lines) == sorted(name for name, _, _ in FIRST_BATCH)
+    for line in lines:
+        stored = course / line["kept_as"]
+        assert hashlib.sha256(stored.read_bytes()).hexdigest() == line["sha256"]
+        assert line["outcome"] == "graded" and line["lesson"] == LESSON and line["collected_at"]
+    collect_zip(course, LESSON, first, known={})
+    assert _ledger(course)[: len(lines)] == lines and len(_ledger(course)) == 2 * len(lines)  # append-only
+
+
+def test_a_folder_filled_by_hand_is_set_aside_not_deleted(course, tmp_path):
+    folder = course / "submitted" / "smithjane" / LESSON
+    folder.mkdir(parents=True)
+    by_hand = _notebook("by hand")
+    (folder / f"{LESSON}.ipynb").write_bytes(by_hand)
+    collect_zip(course, LESSON, _timed_zip(tmp_path / "first.zip", FIRST_BATCH), known={})
+    assert _graded(course, "smithjane") == "jane v1"
+    aside = course / "collected" / LESSON / "smithjane" / "set-aside-1" / f"{LESSON}.ipynb"
+    assert aside.read_bytes() == by_hand
+
+
+# --- Lateness: a single entry's time is trusted; the instructor can give times ----------------------
+
+
+def test_a_one_entry_zip_keeps_its_time_and_gets_the_per_day_penalty(course, tmp_path):
+    late = [(f"smithjane_LATE_1001_5101_{LESSON}-1.ipynb", "jane v2", (2026, 10, 17, 11, 59, 0))]
+    collect_zip(course, LESSON, _timed_zip(tmp_path / "late.zip", late), known={})
+    jane = read_record(course, LESSON, "smithjane")
+    assert (jane.submitted_at, jane.time_source) == ("2026-10-17T11:59:00", "zip entry time")
+    policy = LatePolicy(deadlines={LESSON: "2026-10-12T23:59"}, penalty_per_day=0.1)
+    lateness = assess(policy, LESSON, jane.submitted_at, jane.late)
+    assert (lateness.days_late, lateness.penalty_fraction, lateness.notes) == (5, pytest.approx(0.5), ())
+
+
+def test_a_zip_whose_entries_share_one_time_gives_no_time(course, tmp_path):
+    same = (2026, 11, 1, 8, 0, 0)
+    entries = [(name, tag, same) for name, tag, _ in FIRST_BATCH]
+    collect_zip(course, LESSON, _timed_zip(tmp_path / "made-at-once.zip", entries), known={})
+    jane = read_record(course, LESSON, "smithjane")
+    assert (jane.submitted_at, jane.time_source) == (None, "unknown")
+
+
+def test_times_the_instructor_gives_win_and_say_where_they_came_from(course, tmp_path):
+    same = (2026, 11, 1, 8, 0, 0)
+    entries = [(name, tag, same) for name, tag, _ in FIRST_BATCH]
+    table = tmp_path / "times.csv"
+    table.write_text("student,submitted_at\n1003,2026-10-14T10:00+02:00\n")
+    times = instructor_times(["smithjane=2026-10-12T21:00", "doejohn=2026-10-13T09:30"], table)
+    collect_zip(course, LESSON, _timed_zip(tmp_path / "z.zip", entries), known={}, times=times)
+    records = {s: read_record(course, LESSON, s) for s in ("smithjane", "doejohn")}
+    assert (records["smithjane"].submitted_at, records["smithjane"].time_source) == (
+        "2026-10-12T21:00:00",
+        "instructor (--submitted-at)",
+    )
+    mac = next(
+        read_record(course, LESSON, p.name)
+        for p in (course / "submitted").iterdir()
+        if p.name.startswith("mac")
+    )
+    assert (mac.submitted_at, mac.time_source) == (
+        "2026-10-14T10:00:00+02:00",
+        f"instructor ({table} line 2)",
+    )
+
+
+@pytest.mark.parametrize(
+    "pairs, rows, message",
+    [
+        (["smithjane"], None, "write STUDENT=TIME"),
+        (["smithjane=yesterday"], None, "'yesterday' is not a time"),
+        (["=2026-10-12T21:00"], None, "the student is missing"),
+        (["smithjane=2026-10-12T21:00", "smithjane=2026-10-13T21:00"], None, "given a time twice"),
+        ([], "name,time\njane,2026-10-12\n", "needs the columns student,submitted_at"),
+        ([], "student,submitted_at\njane,soon\n", "line 2: 'soon' is not a time"),
+        ([], "student;submitted_at\njane;2026-10-12\n", "needs the columns student,submitted_at"),
+    ],
+)
+def test_a_malformed_time_is_one_clear_error(tmp_path, pairs, rows, message):
+    table = None
+    if rows is not None:
+        table = tmp_path / "times.csv"
+        table.write_text(rows)
+    with pytest.raises(SubmissionTimeError, match=re.escape(message)):
+        instructor_times(pairs, table)
+
+
+@pytest.mark.parametrize(
+    "written, message", [("nobody", "no student 'nobody' in this zip"), ("smith", "names 2 students")]
+)
+def test_a_time_for_a_student_not_in_the_zip_stops_before_anything_is_written(
+    course, tmp_path, written, message
+):
+    entries = [
+        (f"smith_1_10_{LESSON}.ipynb", "a", (2026, 10, 1, 0, 0, 0)),
+        (f"smith_2_20_{LESSON}.ipynb", "b", (2026, 10, 2, 0, 0, 0)),
+    ]
+    archive = _timed_zip(tmp_path / "z.zip", entries)
+    with pytest.raises(SubmissionTimeError, match=message):
+        collect_zip(
+            course, LESSON, archive, known={}, times=instructor_times([f"{written}=2026-10-12T21:00"], None)
+        )
+    assert not (course / "submitted").exists() and not (course / "collected").exists()
+
+
+def test_a_newer_submission_without_a_notebook_is_not_undone_by_an_older_zip(course, tmp_path):
+    notebook = [(f"smithjane_1001_5001_{LESSON}.ipynb", "jane v1", (2026, 10, 12, 20, 0, 0))]
+    collect_zip(course, LESSON, _timed_zip(tmp_path / "first.zip", notebook), known={})
+    with zipfile.ZipFile(tmp_path / "pdf.zip", "w") as zipped:
+        zipped.writestr(zipfile.ZipInfo("smithjane_1001_5201_answers.pdf", (2026, 10, 13, 8, 0, 0)), b"%PDF")
+    collect_zip(course, LESSON, tmp_path / "pdf.zip", known={})
+    assert _graded(course, "smithjane") is None  # graded as the blank release, with a note
+    again = collect_zip(course, LESSON, tmp_path / "first.zip", known={})
+    assert list(again.kept_newer) == ["smithjane"] and _graded(course, "smithjane") is None
+    assert read_record(course, LESSON, "smithjane").submission_id == 5201

@@ -220,11 +220,26 @@ def write_feedback(course: Path, lesson: str) -> list[Path]:
 
     Each student's old ``feedback/<student>/<lesson>/`` is removed first (instead of nbgrader's
     ``--force``, which warns for each one), so a rerun gives the same pages and nothing stale.
+    A graded folder whose student the gradebook no longer has (``nbgrader db student remove``) is
+    left out instead of stopping everyone's feedback.
     """
     for folder in (course / "feedback").glob(f"*/{lesson}"):
         shutil.rmtree(folder)
-    run_nbgrader(course, "generate_feedback", lesson)
+    removed = _graded_but_not_in_gradebook(course, lesson)
+    exclude = [f"--CourseDirectory.student_id_exclude={','.join(removed)}"] if removed else []
+    run_nbgrader(course, "generate_feedback", lesson, *exclude)
     return sorted((course / "feedback").glob(f"*/{lesson}/{lesson}.html"))
+
+
+def _graded_but_not_in_gradebook(course: Path, lesson: str) -> list[str]:
+    """Students with an ``autograded/<student>/<lesson>/`` folder but no submission in the gradebook."""
+    folders = {p.parent.name for p in (course / "autograded").glob(f"*/{lesson}") if p.is_dir()}
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gradebook:
+        try:
+            known = {s.student.id for s in gradebook.find_assignment(lesson).submissions}
+        except MissingEntry:
+            known = set()
+    return sorted(folders - known)
 
 
 class _PhaseClock:

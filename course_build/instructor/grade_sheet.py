@@ -4,7 +4,10 @@ Both show, for every student of every graded lesson, the autograded points, the 
 hand to written answers, the points still pending, lateness and its penalty, the total so far and
 the grader's notes. Points not graded yet are never written as 0: the CSV leaves ``manual_score``
 empty until a written answer is graded and counts the rest in ``manual_pending``; the table says
-"pending".
+"pending". Each row also says where the submission time came from and names the graded file (zip,
+entry, LMS submission id, digest: ``course_build.instructor.provenance``). A student dropped from
+the course (``python -m course_build.roster``) keeps their rows, marked "dropped", and is left out
+of the table and its counts.
 """
 
 import csv
@@ -26,12 +29,14 @@ COLUMNS = (
     "manual_max",
     "lms_late",
     "submitted_at",
+    "submitted_at_source",
     "late",
     "late_penalty",
     "total",
     "max_score",
     "status",
     "notes",
+    "source_file",
 )
 
 
@@ -41,7 +46,9 @@ def points(value: float) -> str:
 
 
 def status(result: LessonResult) -> str:
-    """``complete``, ``not submitted``, or which answers are pending and their points."""
+    """``dropped``, ``complete``, ``not submitted``, or which answers are pending and their points."""
+    if result.dropped is not None:
+        return f"dropped: {result.dropped}"
     if not result.submitted:
         return "not submitted"
     if result.complete:
@@ -65,12 +72,14 @@ def sheet_row(result: LessonResult) -> dict[str, str]:
         "manual_max": points(result.manual_max),
         "lms_late": "yes" if result.lms_late else "no",
         "submitted_at": result.lateness.submitted_at.isoformat() if result.lateness.submitted_at else "",
+        "submitted_at_source": result.time_source,
         "late": result.lateness.label if result.submitted else "",
         "late_penalty": points(result.penalty),
         "total": points(result.total),
         "max_score": points(result.max_score),
         "status": status(result),
         "notes": " | ".join(result.notes),
+        "source_file": result.source_file,
     }
 
 
@@ -114,6 +123,8 @@ def lesson_table(results: list[LessonResult]) -> str:
         f"{points(first.manual_max)} written); {first.late_policy}"
     )
     rows = [("student", "auto", "written", "late", "total", "notes")]
+    dropped = [r for r in results if r.dropped is not None]
+    results = [r for r in results if r.dropped is None]
     for result in results:
         rows.append(
             (
@@ -137,6 +148,10 @@ def lesson_table(results: list[LessonResult]) -> str:
         summary += (
             f"; {len(pending)} with written answers not graded yet ({points(total)} points in all): "
             "grade them in the formgrader (python -m course_build.formgrader)"
+        )
+    if dropped:
+        summary += "; not counted, dropped from the course: " + ", ".join(
+            f"{r.student} ({r.dropped})" for r in dropped
         )
     return "\n".join([heading, *lines, summary])
 

@@ -10,7 +10,8 @@ Set in the course's nbgrader configuration (``autograder/nbgrader_config.py``), 
     c.LatePolicy.max_penalty = 0.5            # never more than half the lesson's points
 
 With no penalty configured (the default) lateness is still shown and costs nothing. A submission
-is late when its time (the zip time stamp of the notebook graded) is past the lesson's deadline
+is late when its time (the zip time stamp of the notebook graded, or the time the instructor gave
+with ``--submitted-at``) is past the lesson's deadline
 plus the grace period; where the deadline or the time is unknown, the LMS's own ``LATE_`` marker
 decides, and only the flat penalty can apply (days late are unknown). A penalty never takes more
 than the points earned, so a total is never negative.
@@ -152,7 +153,7 @@ def assess(policy: LatePolicy, lesson: str, submitted_at: str | None, lms_late: 
             missing = (
                 "no deadline for this lesson in c.LatePolicy.deadlines"
                 if deadline is None
-                else ("no submission time in the zip")
+                else "no submission time known; give it with --submitted-at STUDENT=TIME"
             )
             notes.append(f"days late unknown ({missing}): the per-day penalty was not applied")
     fraction = 0.0

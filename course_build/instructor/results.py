@@ -8,7 +8,7 @@ never read from a notebook). The sheet (``course_build.instructor.grade_sheet``)
 (``course_build.nbgrader_plugins.feedback``) both read it from here, so their numbers cannot disagree.
 """
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import nbformat
@@ -16,7 +16,9 @@ from nbgrader.api import Gradebook, MissingEntry
 
 from course_build.cell_roles import grade_id
 from course_build.grader_notes import NotebookNotes, clean_note
+from course_build.instructor.dropped import dropped_students
 from course_build.instructor.late_policy import Lateness, LatePolicy, assess
+from course_build.instructor.provenance import describe_source
 from course_build.instructor.student_records import read_record
 
 NOT_GRADED_NOTE = "nbgrader could not grade this notebook; it scores zero"
@@ -48,6 +50,9 @@ class LessonResult:
     lateness: Lateness
     late_policy: str  # the policy in words
     notes: tuple[str, ...] = field(default=())
+    time_source: str = ""  # where the submission time came from (zip entry time, instructor, ...)
+    source_file: str = ""  # the graded file: zip, entry, submission id, digest
+    dropped: str | None = None  # why the student was dropped (course_build.roster); None if enrolled
 
     def _sum(self, written: bool, graded: bool | None, of_max: bool = False) -> float:
         return sum(
@@ -185,17 +190,22 @@ def lesson_result(
         lateness=lateness,
         late_policy=policy.describe(),
         notes=_notes(course, lesson, student, submitted, lateness),
+        time_source=record.time_source if record and submitted else "",
+        source_file=describe_source(record.source) if record and submitted else "",
     )
 
 
 def class_results(course: Path, policy: LatePolicy, lessons: list[str] | None = None) -> list[LessonResult]:
     """A result for every student the gradebook knows in every graded lesson (or ``lessons``),
-    ordered by lesson, then student."""
+    ordered by lesson, then student; a dropped student's results say so."""
+    dropped = {
+        student: entry.reason or "no reason given" for student, entry in dropped_students(course).items()
+    }
     with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gradebook:
         chosen = lessons if lessons is not None else graded_lessons(gradebook)
         students = sorted(s.id for s in gradebook.students)
         return [
-            lesson_result(course, gradebook, lesson, student, policy)
+            replace(lesson_result(course, gradebook, lesson, student, policy), dropped=dropped.get(student))
             for lesson in chosen
             for student in students
         ]

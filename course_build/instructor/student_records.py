@@ -1,8 +1,9 @@
 """What the course keeps about each student of a lesson's batch, beside nbgrader's gradebook.
 
 A record ``collected/<lesson>/<id>/record.json`` holds the name and LMS user id as the LMS wrote
-them, lateness, the submission time and the notes for the instructor that collecting and fixing up
-the folder left (``collect_zip``, ``submitted_folders``); the grade sheet reads it. The gradebook
+them, lateness, the submission time and where it came from, the LMS submission id and provenance
+of the graded file, and the notes for the instructor that collecting and fixing up the folder left
+(``collect_zip``, ``submitted_folders``); the grade sheet reads it. The gradebook
 keeps each student's LMS name and user id, so a later batch gives a student the same id.
 """
 
@@ -21,8 +22,11 @@ class StudentRecord:
     user_id: str
     late: bool = False
     notes: list[str] = field(default_factory=list)
-    submitted_at: str | None = None  # the graded file's zip time stamp (local time, no zone)
+    submitted_at: str | None = None  # the graded file's submission time (local time unless an offset)
     fixup_notes: list[str] | None = None  # set once by normalize_submission
+    submission_id: int | None = None  # the LMS submission id of the graded file
+    time_source: str = ""  # where submitted_at came from: "zip entry time", "instructor (...)"
+    source: dict | None = None  # the graded file's provenance (course_build.instructor.provenance)
 
 
 def record_path(course: Path, lesson: str, student: str) -> Path:
