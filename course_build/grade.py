@@ -89,7 +89,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"ignored {entry!r}: not named like an LMS submission (see course_build/instructor/lms.py)")
     if not students:
         parser.exit(2, f"{archive}: no file name matches the LMS pattern <student>_<id>_<id>_<file>\n")
-    grade_lesson(course, args.lesson, students, unsandboxed=args.unsandboxed)
+    grade_lesson(course, args.lesson, students, unsandboxed=args.unsandboxed, progress=True)
     out = args.out or course / "grades.csv"
     results = write_grade_sheet(course, out)
     print(lesson_table([r for r in results if r.lesson == args.lesson and r.student in students]))

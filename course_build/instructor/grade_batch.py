@@ -20,6 +20,7 @@ from nbgrader.api import Gradebook, MissingEntry
 
 from course_build.grader_notes import UNPROTECTED_NOTE, notes_of
 from course_build.instructor.manual_grades import answers_before_regrade, keep_hand_grades
+from course_build.instructor.progress import watch_files
 from course_build.instructor.student_records import read_record
 from course_build.instructor.submitted_folders import normalize_submission
 from course_build.nbgrader_runner import (
@@ -101,13 +102,15 @@ def grade_lesson(
     jobs: int | None = None,
     timings: dict[str, float] | None = None,
     unsandboxed: bool = False,
+    progress: bool = False,
 ) -> dict[str, GradeReport]:
     """Autograde and write feedback for ``students`` (default: every submitted folder).
 
     ``timeout_s`` overrides the configured per-cell timeout (tests use a short one); ``jobs``
     is the number of parallel nbgrader processes (default: ``default_jobs()``); ``timings``, if
     given, receives the seconds each phase took (for the benchmark); ``unsandboxed`` runs the
-    kernels without the sandbox (every report then says its grade is unprotected).
+    kernels without the sandbox (every report then says its grade is unprotected); ``progress``
+    shows how many students are graded while nbgrader runs (``course_build.instructor.progress``).
     """
     clock = _PhaseClock(timings)
     students = sorted(students) if students is not None else submitted_students(course, lesson)
@@ -123,12 +126,14 @@ def grade_lesson(
     if unsandboxed:
         extra.append("--SandboxedExecute.unsandboxed=True")
     graded_before = answers_before_regrade(course, lesson, students)
-    run_notes = _autograde(course, lesson, students, jobs or default_jobs(), extra)
-    failed = [s for s in students if not _graded_notebook(course, lesson, s).is_file()]
-    if failed:
-        # A second try, one at a time: a kernel that did not start on a busy machine usually
-        # does now, while a submission that really breaks the run fails again and scores zero.
-        run_notes += _autograde(course, lesson, failed, 1, extra)
+    graded_paths = [_graded_notebook(course, lesson, s) for s in students]
+    with watch_files(f"{lesson}: autograde", graded_paths, enabled=progress):
+        run_notes = _autograde(course, lesson, students, jobs or default_jobs(), extra)
+        failed = [s for s in students if not _graded_notebook(course, lesson, s).is_file()]
+        if failed:
+            # A second try, one at a time: a kernel that did not start on a busy machine usually
+            # does now, while a submission that really breaks the run fails again and scores zero.
+            run_notes += _autograde(course, lesson, failed, 1, extra)
     keep_hand_grades(course, lesson, graded_before)
     clock.lap("nbgrader autograde")
     try:
