@@ -18,7 +18,6 @@ from nbgrader.preprocessors import (
     GetGrades,
     IgnorePattern,
     LimitOutput,
-    OverwriteCells,
     OverwriteKernelspec,
     SaveAutoGrades,
 )
@@ -30,7 +29,7 @@ from course_build.nbgrader_plugins.feedback import (
     HideHiddenTests,
     ShowResult,
 )
-from course_build.nbgrader_plugins.restore_cells import RestoreGradedCells
+from course_build.nbgrader_plugins.restore_cells import PutBackHiddenTests, RestoreGradedCells
 from course_build.nbgrader_plugins.sandboxed_execute import SandboxedExecute
 
 c = get_config()  # noqa: F821 - provided by nbgrader when it loads this file
@@ -52,7 +51,7 @@ c.Autograde.sanitize_preprocessors = [
     RestoreGradedCells,
     DeduplicateIds,
     OverwriteKernelspec,
-    OverwriteCells,
+    PutBackHiddenTests,  # nbgrader's OverwriteCells, quiet about the hidden tests it puts back
     CheckCellMetadata,
 ]
 c.Autograde.autograde_preprocessors = [
