@@ -27,6 +27,7 @@ from course_build.nbgrader_plugins.feedback import (
     FEEDBACK_TEMPLATE,
     TEMPLATE_DIRS,
     HideHiddenTests,
+    OfflinePage,
     ShowResult,
 )
 from course_build.nbgrader_plugins.restore_cells import PutBackHiddenTests, RestoreGradedCells
@@ -76,6 +77,7 @@ c.GenerateFeedback.preprocessors = [
     GetGrades,
     HideHiddenTests,
     ShowResult,
+    OfflinePage,
     CSSHTMLHeaderPreprocessor,
 ]
 c.GenerateFeedback.HTMLExporter.template_name = FEEDBACK_TEMPLATE
