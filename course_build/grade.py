@@ -34,6 +34,7 @@ from course_build.instructor.grade_batch import grade_lesson
 from course_build.instructor.grade_sheet import lesson_table
 from course_build.instructor.late_policy import LatePolicyError, course_late_policy
 from course_build.instructor.student_records import known_students, remember_students
+from course_build.nbgrader_plugins.restore_cells import keep_release
 from course_build.nbgrader_plugins.sandbox import BWRAP, sandbox_problem
 from course_build.nbgrader_runner import run_nbgrader
 from course_build.report import write_grade_sheet
@@ -82,6 +83,7 @@ def main(argv: list[str] | None = None) -> int:
                 "Install bubblewrap (as root: apt-get install bubblewrap), or pass --unsandboxed to grade "
                 "without protection (every row will say so).\n",
             )
+    keep_release(course, args.lesson)
     run_nbgrader(course, "generate_assignment", args.lesson, "--force")
     students, ignored = collect_zip(course, args.lesson, archive.resolve(), known_students(course))
     remember_students(course, args.lesson, students)

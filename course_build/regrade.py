@@ -21,9 +21,7 @@ Nothing is collected: to grade a new zip use ``python -m course_build.grade``.
 """
 
 import argparse
-import shutil
 import sys
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -35,7 +33,7 @@ from course_build.instructor.grade_batch import grade_lesson, submitted_students
 from course_build.instructor.grade_sheet import lesson_table, points
 from course_build.instructor.late_policy import LatePolicyError, course_late_policy
 from course_build.instructor.results import LessonResult, class_results
-from course_build.nbgrader_plugins.restore_cells import earlier_releases_dir
+from course_build.nbgrader_plugins.restore_cells import keep_release
 from course_build.nbgrader_plugins.sandbox import sandbox_problem
 from course_build.nbgrader_runner import NbgraderError, run_nbgrader
 from course_build.report import write_grade_sheet
@@ -138,15 +136,6 @@ def moves_table(moves: list[ScoreMove]) -> str:
         "  ".join(cell.ljust(w) for cell, w in zip(row[:4], widths, strict=True)) + "  " + row[4]
         for row in rows
     )
-
-
-def keep_release(course: Path, lesson: str) -> None:
-    """Keep the release the students worked from before it is regenerated (``earlier_releases_dir``)."""
-    release = course / "release" / lesson / f"{lesson}.ipynb"
-    if release.is_file():
-        kept = earlier_releases_dir(course, lesson) / f"{time.strftime('%Y%m%dT%H%M%S')}-{lesson}.ipynb"
-        kept.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(release, kept)
 
 
 def main(argv: list[str] | None = None) -> int:

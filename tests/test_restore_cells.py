@@ -12,7 +12,12 @@ import nbformat
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 from nbgrader.utils import compute_checksum
 
-from course_build.nbgrader_plugins.restore_cells import PutBackHiddenTests, restore_structure
+from course_build.nbgrader_plugins.restore_cells import (
+    PutBackHiddenTests,
+    earlier_releases_dir,
+    keep_release,
+    restore_structure,
+)
 
 
 def _meta(grade_id, *, solution=False, grade=False, locked=False, points=0):
@@ -203,3 +208,20 @@ def test_putting_back_hidden_tests_is_quiet_but_other_changes_still_warn(caplog)
     assert "BEGIN HIDDEN TESTS" in restored.source and warnings == []
     _, warnings = _put_back(_test_cell("assert f(1) == 2", points=5), caplog)
     assert warnings == ["Attribute 'points' for cell f_test has changed! (should be: 2.0, got: 5.0)"]
+
+
+def test_each_release_handed_out_is_kept_once(tmp_path):
+    release = tmp_path / "release" / "L01" / "L01.ipynb"
+    release.parent.mkdir(parents=True)
+    nbformat.write(_release(), release)
+    keep_release(tmp_path, "L01")
+    keep_release(tmp_path, "L01")  # graded again from the same release: nothing new to keep
+    fixed = _release()
+    fixed.cells[2].source = "assert f(2) == 4"
+    nbformat.write(fixed, release)
+    keep_release(tmp_path, "L01")
+    kept = sorted(earlier_releases_dir(tmp_path, "L01").glob("*-L01.ipynb"))
+    assert [nbformat.read(path, as_version=4).cells[2].source for path in kept] == [
+        "assert f(1) == 2",
+        "assert f(2) == 4",
+    ]

@@ -19,6 +19,7 @@ own code is never changed.
 
 import copy
 import os
+import shutil
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -143,6 +144,20 @@ def _release_notebook(preprocessor: NbGraderPreprocessor, resources: dict) -> nb
 def earlier_releases_dir(course: Path | str, lesson: str) -> Path:
     """Where ``course_build.regrade`` keeps the releases a lesson had before it was regenerated."""
     return Path(course) / "earlier_releases" / lesson
+
+
+def keep_release(course: Path, lesson: str) -> None:
+    """Keep the lesson's current release before ``nbgrader generate_assignment --force`` replaces it
+    (students who worked from it are then not told they edited a test cell that was fixed since)."""
+    release = course / "release" / lesson / f"{lesson}.ipynb"
+    if not release.is_file():
+        return
+    folder = earlier_releases_dir(course, lesson)
+    kept = list(folder.glob(f"*-{lesson}.ipynb"))
+    if any(path.read_bytes() == release.read_bytes() for path in kept):
+        return
+    folder.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(release, folder / f"{len(kept) + 1:03d}-{lesson}.ipynb")  # in the order handed out
 
 
 def _earlier_releases(preprocessor: NbGraderPreprocessor, resources: dict) -> list[NotebookNode]:
