@@ -175,9 +175,12 @@ def main(argv: list[str] | None = None) -> int:
         prog="python -m course_build.export",
         description="Grades for the LMS gradebook import, or a lesson's feedback as one file per student.",
     )
-    parser.add_argument("--course", type=Path, help="course directory (default: autograder)")
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--course", type=Path, help="course directory (default: autograder)")
     commands = parser.add_subparsers(dest="what", required=True)
-    lms = commands.add_parser("lms", help="one row per student, a column per lesson (Canvas's gradebook CSV)")
+    lms = commands.add_parser(
+        "lms", parents=[common], help="one row per student, a column per lesson (Canvas's gradebook CSV)"
+    )
     lms.add_argument("--out", type=Path, required=True, help="the CSV to write")
     lms.add_argument(
         "--include-pending",
@@ -185,7 +188,7 @@ def main(argv: list[str] | None = None) -> int:
         help="export totals so far where written answers are not graded yet (left empty otherwise)",
     )
     feedback = commands.add_parser(
-        "feedback", help="a lesson's feedback pages named with each LMS user id, and a zip"
+        "feedback", parents=[common], help="a lesson's feedback pages named with each LMS user id, and a zip"
     )
     feedback.add_argument("lesson", help="lesson (assignment) name, e.g. 03_attention")
     feedback.add_argument("--out", type=Path, required=True, help="folder to write (and FOLDER.zip)")

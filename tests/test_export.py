@@ -78,7 +78,7 @@ def test_a_student_without_a_page_is_listed_not_bundled(course, tmp_path):
 def test_the_command_refuses_an_ungraded_lesson_in_one_line(course, tmp_path, capsys):
     (course / "nbgrader_config.py").write_text("", encoding="utf-8")
     with pytest.raises(SystemExit) as stop:
-        export.main(["--course", str(course), "feedback", "99_none", "--out", str(tmp_path / "x")])
+        export.main(["feedback", "99_none", "--out", str(tmp_path / "x"), "--course", str(course)])
     assert stop.value.code == 2
     error = capsys.readouterr().err.strip()
     assert error == "not graded yet: 99_none (graded lessons: L01)"
@@ -86,7 +86,7 @@ def test_the_command_refuses_an_ungraded_lesson_in_one_line(course, tmp_path, ca
 
 def test_the_lms_command_writes_the_file_and_says_what_it_left_out(course, tmp_path, capsys):
     (course / "nbgrader_config.py").write_text("", encoding="utf-8")
-    assert export.main(["--course", str(course), "lms", "--out", str(tmp_path / "canvas.csv")]) == 0
+    assert export.main(["lms", "--out", str(tmp_path / "canvas.csv"), "--course", str(course)]) == 0
     said = capsys.readouterr().out
     assert "3 student(s), 1 lesson(s)" in said and "left empty because written answers" in said
     assert (tmp_path / "canvas.csv").is_file()

@@ -20,6 +20,7 @@ import pytest
 from grading_harness import make_submission, solution_answers
 from nbgrader.api import Gradebook
 
+from course_build.nbgrader_plugins.formgrader_extension import release_through_report
 from course_build.paths import AUTOGRADER_DIR, REPO_ROOT
 
 pytestmark = pytest.mark.slow
@@ -128,3 +129,44 @@ def test_regrading_with_nothing_collected_says_what_to_do(tmp_path):
         f"nothing of {LESSON} is collected yet: grade its zip first "
         f"(python -m course_build.grade {LESSON} --zip FILE)"
     )
+
+
+def test_the_lms_file_leaves_pending_totals_out_unless_asked(regraded, tmp_path):
+    course, *_ = regraded
+    out = tmp_path / "canvas.csv"
+    held_back = _run("course_build.export", course, "lms", "--out", str(out))
+    assert held_back.returncode == 0, held_back.stdout + held_back.stderr
+    assert "3 cell(s) left empty because written answers are not graded yet" in held_back.stdout
+    with out.open(encoding="utf-8") as handle:
+        rows = list(csv.reader(handle))
+    assert rows[0][:5] == ["Student", "ID", "SIS User ID", "SIS Login ID", "Section"] and rows[0][5] == LESSON
+    assert [row[:2] + row[5:] for row in rows[2:]] == [
+        ["good", "1001", ""],
+        ["tied", "1002", ""],
+        ["wrong", "1003", ""],
+    ]
+    included = _run("course_build.export", course, "lms", "--out", str(out), "--include-pending")
+    assert included.returncode == 0 and "3 cell(s) hold a total so far" in included.stdout
+    with out.open(encoding="utf-8") as handle:
+        assert [row[5] for row in list(csv.reader(handle))[2:]] == ["6.5", "5", "4"]
+
+
+def test_the_feedback_bundle_holds_each_students_page_by_lms_id(regraded, tmp_path):
+    course, *_ = regraded
+    bundled = _run("course_build.export", course, "feedback", LESSON, "--out", str(tmp_path / "feedback"))
+    assert bundled.returncode == 0, bundled.stdout + bundled.stderr
+    names = sorted(path.name for path in (tmp_path / "feedback").iterdir())
+    assert names == [
+        f"{uid}_{who}_{LESSON}.html" for uid, who in (("1001", "good"), ("1002", "tied"), ("1003", "wrong"))
+    ] + ["manifest.csv"]
+    page = (tmp_path / "feedback" / f"1001_good_{LESSON}.html").read_text(encoding="utf-8")
+    assert "Name the chain of h" in page and "colab-badge" not in page and "511, 512" not in page
+    with zipfile.ZipFile(tmp_path / "feedback.zip") as zipped:
+        assert sorted(zipped.namelist()) == names
+
+
+def test_release_feedback_in_the_formgrader_writes_the_reports_pages(regraded):
+    course, *_ = regraded
+    answer = release_through_report(course, LESSON)
+    assert answer["success"] is True and "3 feedback page(s)" in answer["log"]
+    assert f"python -m course_build.export feedback {LESSON}" in answer["log"]
