@@ -85,11 +85,11 @@ def _why(
 ) -> str:
     if old is not None and new is not None and old.max_score != new.max_score:
         return f"its points changed ({points(old.max_score)} -> {points(new.max_score)})"
-    if old is not None and new is not None and old.source != new.source:
-        return "the test changed"
-    changed = [note for note in result.notes if note.startswith(f"{cell}: the answer changed")]
+    changed = any(note.startswith(f"{cell}: the answer changed") for note in result.notes)
     if changed or written:
         return "the answer changed since it was graded by hand: grade it again in the formgrader"
+    if old is not None and new is not None and old.source != new.source:
+        return "the test changed"
     return "same test: the student's code or its run changed (see the row's notes)"
 
 
@@ -107,6 +107,7 @@ def score_moves(
             moves.append(ScoreMove(student, "total", "not graded", _total(now), "graded for the first time"))
             continue
         old_items = {item.grade_id: item for item in then.items}
+        moved_before = len(moves)
         for item in now.items:
             old = old_items.get(item.grade_id)
             old_text = _score(old.score, old.max_score) if old else "-"
@@ -121,7 +122,8 @@ def score_moves(
                 )
                 moves.append(ScoreMove(student, item.grade_id, old_text, new_text, why))
         if _total(then) != _total(now):
-            moves.append(ScoreMove(student, "total", _total(then), _total(now), "the scores above"))
+            why = "the scores above" if len(moves) > moved_before else "the late penalty changed"
+            moves.append(ScoreMove(student, "total", _total(then), _total(now), why))
     return moves
 
 
