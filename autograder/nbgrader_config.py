@@ -18,7 +18,6 @@ from nbgrader.preprocessors import (
     GetGrades,
     IgnorePattern,
     LimitOutput,
-    OverwriteCells,
     OverwriteKernelspec,
     SaveAutoGrades,
 )
@@ -28,9 +27,10 @@ from course_build.nbgrader_plugins.feedback import (
     FEEDBACK_TEMPLATE,
     TEMPLATE_DIRS,
     HideHiddenTests,
+    OfflinePage,
     ShowResult,
 )
-from course_build.nbgrader_plugins.restore_cells import RestoreGradedCells
+from course_build.nbgrader_plugins.restore_cells import PutBackHiddenTests, RestoreGradedCells
 from course_build.nbgrader_plugins.sandboxed_execute import SandboxedExecute
 from course_build.nbgrader_plugins.submission_metadata import CleanSubmissionMetadata
 
@@ -56,7 +56,7 @@ c.Autograde.sanitize_preprocessors = [
     RestoreGradedCells,
     DeduplicateIds,
     OverwriteKernelspec,
-    OverwriteCells,
+    PutBackHiddenTests,  # nbgrader's OverwriteCells, quiet about the hidden tests it puts back
     CheckCellMetadata,
 ]
 c.Autograde.autograde_preprocessors = [
@@ -90,6 +90,7 @@ c.GenerateFeedback.preprocessors = [
     GetGrades,
     HideHiddenTests,
     ShowResult,
+    OfflinePage,
     CSSHTMLHeaderPreprocessor,
 ]
 c.GenerateFeedback.HTMLExporter.template_name = FEEDBACK_TEMPLATE

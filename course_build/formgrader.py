@@ -11,11 +11,13 @@ showing an empty course. Stop it with Ctrl-C; then run ``python -m course_build.
 import argparse
 import os
 import sys
+from datetime import UTC
 from pathlib import Path
 
 from nbgrader.api import Gradebook
 
 from course_build.instructor.course_dir import CourseDirError, has_gradebook, resolve_course
+from course_build.instructor.late_policy import LatePolicy, LatePolicyError, course_late_policy
 from course_build.instructor.results import graded_lessons
 
 EXTENSION = "course_build.nbgrader_plugins.formgrader_extension"
@@ -40,6 +42,18 @@ def lab_command(course: Path, port: int | None, open_browser: bool, ip: str) -> 
     return command
 
 
+def record_due_dates(gradebook: Gradebook, policy: LatePolicy, lessons: list[str]) -> None:
+    """Give each lesson's gradebook entry the deadline of the course's late policy, so the
+    formgrader shows it (nbgrader's own due date is never set by this course's commands and read
+    "None"). nbgrader stores UTC without a zone."""
+    for lesson in lessons:
+        deadline = policy.deadline(lesson)
+        if deadline is not None:
+            gradebook.update_or_create_assignment(
+                lesson, duedate=deadline.astimezone(UTC).replace(tzinfo=None)
+            )
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m course_build.formgrader",
@@ -52,12 +66,14 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         course = resolve_course(args.course)
-    except CourseDirError as error:
+        policy = course_late_policy(course)
+    except (CourseDirError, LatePolicyError) as error:
         parser.exit(2, f"{error}\n")
     lessons = []
     if has_gradebook(course):
         with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gradebook:
             lessons = graded_lessons(gradebook)
+            record_due_dates(gradebook, policy, lessons)
     if not lessons:
         parser.exit(
             2, f"nothing is graded in {course} yet: grade a lesson first (python -m course_build.grade)\n"

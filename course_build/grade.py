@@ -41,6 +41,7 @@ from course_build.instructor.late_policy import LatePolicyError, course_late_pol
 from course_build.instructor.student_records import known_students, remember_students
 from course_build.instructor.submission_times import SubmissionTimeError, instructor_times
 from course_build.instructor.zip_safety import ArchiveError
+from course_build.nbgrader_plugins.restore_cells import keep_release
 from course_build.nbgrader_plugins.sandbox import BWRAP, sandbox_problem
 from course_build.nbgrader_runner import run_nbgrader
 from course_build.report import write_grade_sheet
@@ -118,6 +119,7 @@ def main(argv: list[str] | None = None) -> int:
                 "Install bubblewrap (as root: apt-get install bubblewrap), or pass --unsandboxed to grade "
                 "without protection (every row will say so).\n",
             )
+    keep_release(course, args.lesson)
     run_nbgrader(course, "generate_assignment", args.lesson, "--force")
     collection = collect(course, args.lesson, plan, replace=args.replace)
     students = collection.students
@@ -128,7 +130,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{student}: {note}")
     to_grade = [s for s in students if s not in collection.kept_newer]
     if to_grade:
-        grade_lesson(course, args.lesson, to_grade, unsandboxed=args.unsandboxed)
+        grade_lesson(course, args.lesson, to_grade, unsandboxed=args.unsandboxed, progress=True)
     out = args.out or course / "grades.csv"
     results = write_grade_sheet(course, out)
     print(lesson_table([r for r in results if r.lesson == args.lesson and r.student in students]))

@@ -5,11 +5,19 @@ scores), their own code and cells are never lost or rewritten, and every repair 
 """
 
 import copy
+import logging
+from types import SimpleNamespace
 
 import nbformat
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
+from nbgrader.utils import compute_checksum
 
-from course_build.nbgrader_plugins.restore_cells import restore_structure
+from course_build.nbgrader_plugins.restore_cells import (
+    PutBackHiddenTests,
+    earlier_releases_dir,
+    keep_release,
+    restore_structure,
+)
 
 
 def _meta(grade_id, *, solution=False, grade=False, locked=False, points=0):
@@ -144,3 +152,76 @@ def test_the_submission_given_is_not_changed_and_cell_ids_stay_unique():
     ids = [c.id for c in restored.cells]
     assert len(ids) == len(set(ids))
     nbformat.validate(restored)
+
+
+def test_a_test_cell_as_an_earlier_release_had_it_is_not_called_edited():
+    """After a test was fixed and the lesson regenerated, submissions still hold the old test."""
+    handed_out = _release()
+    handed_out.cells[2].metadata["nbgrader"]["checksum"] = "old"
+    submitted = _answered()
+    submitted.cells[2] = copy.deepcopy(handed_out.cells[2])
+    fixed = _release()
+    fixed.cells[2].source = "assert f(2) == 4"
+    fixed.cells[2].metadata["nbgrader"]["checksum"] = "new"
+    restored, notes = restore_structure(submitted, fixed, [handed_out])
+    assert notes == [] and restored.cells[2].source == "assert f(2) == 4"
+    _, notes_without_history = restore_structure(submitted, fixed)
+    assert notes_without_history == ["f_test: the locked cell had been edited; restored"]
+    submitted.cells[2].source = "assert True"
+    _, notes = restore_structure(submitted, fixed, [handed_out])
+    assert notes == ["f_test: the locked cell had been edited; restored"], "a real edit is still noted"
+
+
+class _SourceCells:
+    """The two gradebook look-ups OverwriteCells makes, for one locked 2-point test cell."""
+
+    def __init__(self, source: str) -> None:
+        self.cell = SimpleNamespace(
+            cell_type="code", locked=True, source=source, checksum=compute_checksum(_test_cell(source))
+        )
+
+    def find_source_cell(self, *_):
+        return self.cell
+
+    def find_graded_cell(self, *_):
+        return SimpleNamespace(max_score=2)
+
+
+def _test_cell(source: str, points: int = 2):
+    return new_code_cell(source, metadata=_meta("f_test", grade=True, locked=True, points=points))
+
+
+def _put_back(cell, caplog):
+    step = PutBackHiddenTests()
+    step.gradebook = _SourceCells(
+        "assert f(1) == 2\n### BEGIN HIDDEN TESTS\nassert f(3) == 6\n### END HIDDEN TESTS"
+    )
+    step.notebook_id = step.assignment_id = "L01"
+    caplog.clear()
+    with caplog.at_level(logging.DEBUG):
+        restored, _ = step.preprocess_cell(cell, {}, 0)
+    return restored, [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+
+
+def test_putting_back_hidden_tests_is_quiet_but_other_changes_still_warn(caplog):
+    restored, warnings = _put_back(_test_cell("assert f(1) == 2"), caplog)
+    assert "BEGIN HIDDEN TESTS" in restored.source and warnings == []
+    _, warnings = _put_back(_test_cell("assert f(1) == 2", points=5), caplog)
+    assert warnings == ["Attribute 'points' for cell f_test has changed! (should be: 2.0, got: 5.0)"]
+
+
+def test_each_release_handed_out_is_kept_once(tmp_path):
+    release = tmp_path / "release" / "L01" / "L01.ipynb"
+    release.parent.mkdir(parents=True)
+    nbformat.write(_release(), release)
+    keep_release(tmp_path, "L01")
+    keep_release(tmp_path, "L01")  # graded again from the same release: nothing new to keep
+    fixed = _release()
+    fixed.cells[2].source = "assert f(2) == 4"
+    nbformat.write(fixed, release)
+    keep_release(tmp_path, "L01")
+    kept = sorted(earlier_releases_dir(tmp_path, "L01").glob("*-L01.ipynb"))
+    assert [nbformat.read(path, as_version=4).cells[2].source for path in kept] == [
+        "assert f(1) == 2",
+        "assert f(2) == 4",
+    ]

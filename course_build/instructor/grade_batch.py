@@ -24,6 +24,7 @@ from traitlets.config.loader import PyFileConfigLoader
 
 from course_build.grader_notes import UNPROTECTED_NOTE, NotebookNotes
 from course_build.instructor.manual_grades import answers_before_regrade, keep_hand_grades
+from course_build.instructor.progress import watch_files
 from course_build.instructor.results import NOT_GRADED_NOTE
 from course_build.instructor.student_records import read_record
 from course_build.instructor.submitted_folders import normalize_submission
@@ -173,6 +174,7 @@ def grade_lesson(
     unsandboxed: bool = False,
     notebook_budget_s: float | None = None,
     test_cell_budget_s: float | None = None,
+    progress: bool = False,
 ) -> dict[str, GradeReport]:
     """Autograde and write feedback for ``students`` (default: every submitted folder).
 
@@ -180,7 +182,8 @@ def grade_lesson(
     the configured time budgets of a notebook and of a test cell; ``jobs``
     is the number of parallel nbgrader processes (default: ``default_jobs()``); ``timings``, if
     given, receives the seconds each phase took (for the benchmark); ``unsandboxed`` runs the
-    kernels without the sandbox (every report then says its grade is unprotected).
+    kernels without the sandbox (every report then says its grade is unprotected); ``progress``
+    shows how many students are graded while nbgrader runs (``course_build.instructor.progress``).
     """
     clock = _PhaseClock(timings)
     students = sorted(students) if students is not None else submitted_students(course, lesson)
@@ -200,7 +203,9 @@ def grade_lesson(
     if test_cell_budget_s is not None:
         extra.append(f"--SandboxedExecute.test_cell_budget={test_cell_budget_s}")
     graded_before = answers_before_regrade(course, lesson, students)
-    run_notes = autograde_with_one_retry(course, lesson, students, jobs or default_jobs(), extra)
+    graded_paths = [_graded_notebook(course, lesson, s) for s in students]
+    with watch_files(f"{lesson}: autograde", graded_paths, enabled=progress):
+        run_notes = autograde_with_one_retry(course, lesson, students, jobs or default_jobs(), extra)
     keep_hand_grades(course, lesson, graded_before)
     clock.lap("nbgrader autograde")
     try:

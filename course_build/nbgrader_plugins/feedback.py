@@ -8,11 +8,14 @@ after ``GetGrades`` and renders the course's template ``templates/course_feedbac
 * ``ShowResult``: the lesson's result as the grade sheet computes it (``course_build.instructor.results``):
   autograded points, written answers' points and comments, "not graded yet" (never a 0) for an
   answer still waiting for the grader, lateness and its penalty, the total so far;
+* ``OfflinePage``: the notebook's "Open in Colab" badge is left out (an image from the web, shown
+  broken wherever the page is opened offline, and no use in feedback).
 
 The grader's notes live in the course directory (``course_build.grader_notes``), which the page
 never reads, and the feedback folder holds only the page.
 """
 
+import re
 from pathlib import Path
 
 from nbconvert.exporters.exporter import ResourcesDict
@@ -50,6 +53,20 @@ class HideHiddenTests(ClearHiddenTests, _QuietPreprocessor):
             for output in cell.get("outputs", []):
                 if output.get("output_type") == "error":
                     output["traceback"] = [f"{output.get('ename', 'Error')}: {output.get('evalue', '')}"]
+        return cell, resources
+
+
+_COLAB_BADGE = re.compile(
+    r'<a [^>]*href="https://colab\.research\.google\.com/[^"]*"[^>]*>\s*<img [^>]*></a>\s*', re.IGNORECASE
+)
+
+
+class OfflinePage(_QuietPreprocessor):
+    """Leave the "Open in Colab" badge (``course_build.authoring.source``) out of the feedback page."""
+
+    def preprocess_cell(self, cell, resources, index):
+        if cell.cell_type == "markdown":
+            cell.source = _COLAB_BADGE.sub("", cell.source)
         return cell, resources
 
 

@@ -7,24 +7,36 @@ changes what the grader sees, not how grades are stored (nbgrader's own pages sa
   (nbgrader's, plus): the model answer and rubric next to each written answer (``grader_guide``),
   math typeset by the MathJax 3 the repository installs
   (``npm ci``; no network needed), and the student's name shown unless the course says otherwise;
-* the list of a notebook's submissions shows names from the start (``c.CourseFormgrader``).
+* the list of a notebook's submissions shows names from the start (``c.CourseFormgrader``), and a
+  submission whose written answers wait for the grader as "pending" and "so far", never as a final
+  score (nbgrader counts them as 0);
+* the *Release Feedback* button, which would use nbgrader's exchange (this course has none, so it
+  ended in a traceback dialog), writes the lesson's feedback pages and the grade sheet as
+  ``python -m course_build.report`` does, and says how to return them through the LMS.
 
 Its routes are put in front of nbgrader's: tornado takes the first route that matches, and the
 order in which Jupyter loads extensions must not decide which page the grader gets.
 """
 
+import json
 from pathlib import Path
 
 from nbconvert.exporters import HTMLExporter
 from nbconvert.preprocessors import Preprocessor
+from nbgrader.server_extensions.formgrader.base import BaseApiHandler, check_notebook_dir, check_xsrf
 from nbgrader.server_extensions.formgrader.handlers import SubmissionHandler, static_path
 from tornado import web
+from tornado.ioloop import IOLoop
 from traitlets import Bool, Unicode
 from traitlets.config import Config, Configurable
 
+from course_build.instructor.grade_batch import write_feedback
+from course_build.instructor.late_policy import LatePolicyError
 from course_build.nbgrader_plugins.feedback import TEMPLATE_DIRS
 from course_build.nbgrader_plugins.grader_guide import add_grader_guides, source_guides
+from course_build.nbgrader_runner import NbgraderError
 from course_build.paths import REPO_ROOT
+from course_build.report import write_grade_sheet
 
 FORMGRADE_TEMPLATE = "course_formgrade"
 FORMGRADE_TEMPLATE_FILE = "submission.html.j2"
@@ -42,6 +54,19 @@ _SHOW_NAMES_ON_LOAD = """
       if (document.getElementById("toggle_names").innerHTML === "Show All Names") { toggleAllNames(); }
     }
   }, 100);
+})();
+"""
+_PENDING_AS_PENDING = """
+// Added by course_build's formgrader extension: answers waiting for the grader are pending, not 0.
+(function () {
+  var render = SubmittedNotebookUI.prototype.render;
+  SubmittedNotebookUI.prototype.render = function () {
+    render.apply(this, arguments);
+    if (this.model.get("needs_manual_grade")) {
+      this.$score.text(this.$score.text() + " so far");
+      this.$written_score.text(this.$written_score.text() + ", pending");
+    }
+  };
 })();
 """
 
@@ -105,7 +130,38 @@ class SubmissionListScript(web.RequestHandler):
         show = _settings(self).show_student_names
         self.set_header("Content-Type", "application/javascript; charset=UTF-8")
         self.set_header("Cache-Control", "no-cache")
-        self.write(script + (_SHOW_NAMES_ON_LOAD if show else ""))
+        self.write(script + _PENDING_AS_PENDING + (_SHOW_NAMES_ON_LOAD if show else ""))
+
+
+def release_through_report(course: Path, lesson: str) -> dict[str, object]:
+    """What *Release Feedback* does here: the lesson's feedback pages and the grade sheet, as
+    ``python -m course_build.report`` writes them, in the answer nbgrader's page shows
+    (``success``, ``log``, and ``error`` when it failed)."""
+    try:
+        pages = write_feedback(course, lesson)
+        write_grade_sheet(course, course / "grades.csv")
+    except (NbgraderError, LatePolicyError) as error:
+        return {"success": False, "log": "", "error": str(error)}
+    log = (
+        f"{len(pages)} feedback page(s) written to {course / 'feedback'}/<student>/{lesson}/ and the grade "
+        f"sheet to {course / 'grades.csv'} (as python -m course_build.report does).\n"
+        "This course returns feedback through the LMS, not nbgrader's exchange: run\n"
+        f"  python -m course_build.export feedback {lesson} --out feedback-{lesson}\n"
+        "for one page per student named with their LMS id, and a zip (book/instructors.md)."
+    )
+    return {"success": True, "log": log}
+
+
+class ReleaseFeedbackThroughReport(BaseApiHandler):
+    """*Release Feedback*, of one student or of the whole lesson: ``release_through_report``."""
+
+    @web.authenticated
+    @check_xsrf
+    @check_notebook_dir
+    async def post(self, assignment_id: str, student_id: str | None = None) -> None:
+        course = Path(self.coursedir.root)
+        result = await IOLoop.current().run_in_executor(None, release_through_report, course, assignment_id)
+        self.write(json.dumps(result))
 
 
 def _jupyter_server_extension_points() -> list[dict[str, str]]:
@@ -118,6 +174,8 @@ def _load_jupyter_server_extension(serverapp) -> None:
     handlers = [
         (rf"{base}/formgrader/submissions/([^/]+)/?", GuidedSubmissionHandler),
         (rf"{base}/formgrader/static/js/gradebook_notebook_submissions\.js", SubmissionListScript),
+        (rf"{base}/formgrader/api/assignment/([^/]+)/release_feedback", ReleaseFeedbackThroughReport),
+        (rf"{base}/formgrader/api/assignment/([^/]+)/([^/]+)/release_feedback", ReleaseFeedbackThroughReport),
     ]
     if MATHJAX_DIR.is_dir():
         handlers.append((rf"{base}{MATHJAX_ROUTE}/(.*)", web.StaticFileHandler, {"path": str(MATHJAX_DIR)}))

@@ -19,11 +19,14 @@ own code is never changed.
 
 import copy
 import os
+import shutil
+from collections.abc import Sequence
+from pathlib import Path
 
 import nbformat
 from nbformat import NotebookNode
 from nbgrader.coursedir import CourseDirectory
-from nbgrader.preprocessors import NbGraderPreprocessor
+from nbgrader.preprocessors import NbGraderPreprocessor, OverwriteCells
 
 from course_build.cell_roles import (
     grade_id,
@@ -50,10 +53,27 @@ def _as_release(student_cell: NotebookNode, release_cell: NotebookNode) -> Noteb
     return restored
 
 
-def restore_structure(submitted: NotebookNode, release: NotebookNode) -> tuple[NotebookNode, list[str]]:
-    """``submitted`` rebuilt on the release's graded cells, and notes on what was repaired."""
+def _same_role(cell: NotebookNode, release_cell: NotebookNode) -> bool:
+    """Whether ``cell`` has the release cell's type and nbgrader metadata (its checksum aside: that
+    follows the source, compared on its own)."""
+
+    def role(c: NotebookNode) -> dict:
+        return {key: value for key, value in nbgrader_metadata(c).items() if key != "checksum"}
+
+    return cell.cell_type == release_cell.cell_type and role(cell) == role(release_cell)
+
+
+def restore_structure(
+    submitted: NotebookNode, release: NotebookNode, earlier: Sequence[NotebookNode] = ()
+) -> tuple[NotebookNode, list[str]]:
+    """``submitted`` rebuilt on the release's graded cells, and notes on what was repaired.
+
+    ``earlier`` are releases handed out before this one (kept by ``course_build.regrade`` when a
+    test was fixed): a locked cell as one of them released it was not edited by the student.
+    """
     submitted = copy.deepcopy(submitted)
     anchors = {grade_id(c): c for c in release.cells if _is_anchor(c) and grade_id(c)}
+    earlier_anchors = [{grade_id(c): c for c in nb.cells if _is_anchor(c) and grade_id(c)} for nb in earlier]
     order = list(anchors)
     notes: list[str] = []
     leading: list[NotebookNode] = []
@@ -74,10 +94,10 @@ def restore_structure(submitted: NotebookNode, release: NotebookNode) -> tuple[N
             current.append(cell)
             continue
         release_cell = anchors[claimed]
-        changed = nbgrader_metadata(cell) != nbgrader_metadata(release_cell)
-        if changed or cell.cell_type != release_cell.cell_type:
+        handed_out = [release_cell, *(e[claimed] for e in earlier_anchors if claimed in e)]
+        if not any(_same_role(cell, version) for version in handed_out):
             notes.append(f"{claimed}: its cell type or nbgrader metadata had been changed; restored")
-        elif is_locked(release_cell) and cell.source != release_cell.source:
+        elif is_locked(release_cell) and all(cell.source != version.source for version in handed_out):
             notes.append(f"{claimed}: the locked cell had been edited; restored")
         found[claimed] = _as_release(cell, release_cell)
         seen_order.append(claimed)
@@ -121,12 +141,60 @@ def _release_notebook(preprocessor: NbGraderPreprocessor, resources: dict) -> nb
     return nbformat.read(path, as_version=4)
 
 
+def earlier_releases_dir(course: Path | str, lesson: str) -> Path:
+    """Where ``course_build.regrade`` keeps the releases a lesson had before it was regenerated."""
+    return Path(course) / "earlier_releases" / lesson
+
+
+def keep_release(course: Path, lesson: str) -> None:
+    """Keep the lesson's current release before ``nbgrader generate_assignment --force`` replaces it
+    (students who worked from it are then not told they edited a test cell that was fixed since)."""
+    release = course / "release" / lesson / f"{lesson}.ipynb"
+    if not release.is_file():
+        return
+    folder = earlier_releases_dir(course, lesson)
+    kept = list(folder.glob(f"*-{lesson}.ipynb"))
+    if any(path.read_bytes() == release.read_bytes() for path in kept):
+        return
+    folder.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(release, folder / f"{len(kept) + 1:03d}-{lesson}.ipynb")  # in the order handed out
+
+
+def _earlier_releases(preprocessor: NbGraderPreprocessor, resources: dict) -> list[NotebookNode]:
+    coursedir = CourseDirectory(config=preprocessor.config)
+    info = resources["nbgrader"]
+    kept = sorted(
+        earlier_releases_dir(coursedir.root, info["assignment"]).glob(f"*-{info['notebook']}.ipynb")
+    )
+    return [nbformat.read(path, as_version=4) for path in kept]
+
+
 class RestoreGradedCells(NbGraderPreprocessor):
     """Rebuild the submission on the release's graded cells (deleted tests come back)."""
 
     def preprocess(self, nb, resources):
-        repaired, notes = restore_structure(nb, _release_notebook(self, resources))
+        repaired, notes = restore_structure(
+            nb, _release_notebook(self, resources), _earlier_releases(self, resources)
+        )
         grader_notes = notes_for(self, resources)
         for note in notes:
             grader_notes.add(note)
         return repaired, resources
+
+
+class PutBackHiddenTests(OverwriteCells):
+    """nbgrader's ``OverwriteCells``, without its warning for each hidden test it puts back.
+
+    The release's test cells lack their hidden tests, so every such cell of every submission has
+    another checksum than the source's, and nbgrader warns "Attribute 'checksum' for cell ... has
+    changed!" while restoring the source, as it must: about twenty lines per student, none of them
+    news. ``RestoreGradedCells`` runs first and has already rebuilt each locked cell on the release
+    and noted any real edit, so here a checksum change is only that restoration and is logged at
+    debug level. Every other change nbgrader reports (type, locked, points) still warns.
+    """
+
+    def report_change(self, name: str, attr: str, old: object, new: object) -> None:
+        if attr == "checksum":
+            self.log.debug("Put back the hidden tests of cell %s", name)
+        else:
+            super().report_change(name, attr, old, new)

@@ -222,14 +222,19 @@ def test_written_answers_graded_in_the_formgrader_reach_the_feedback_and_the_she
     page = context.new_page()
     try:
         page.goto(f"{url}formgrader/manage_assignments?token={token}")
-        page.locator("table tr", has_text=LESSON).first.wait_for()
+        lesson_row = page.locator("table tr", has_text=LESSON).first
+        lesson_row.wait_for()
         assert page.locator("#warning-exchange").count() == 0
+        assert "2026-10-12 23:59" in lesson_row.locator(".duedate").inner_text()  # the late policy's deadline
 
         page.goto(f"{url}formgrader/gradebook/{LESSON}/{LESSON}")
         ada_link = page.locator("a.name-shown", has_text="ada-lovelace")
         ada_link.wait_for(state="visible")  # names are shown from the start
         assert page.locator("a.name-hidden:visible").count() == 0
         assert page.locator("#toggle_names").inner_text() == "Hide All Names"
+        ada_row = page.locator("#main-table tr", has=ada_link)
+        assert ada_row.locator(".score").inner_text().endswith("so far")  # written answers pending, not 0
+        assert ada_row.locator(".written-score").inner_text().endswith("pending")
         ada_link.click()
 
         guide = page.locator(".grader-guide[data-grade-id='recall_sequential']")
@@ -256,6 +261,13 @@ def test_written_answers_graded_in_the_formgrader_reach_the_feedback_and_the_she
         page.evaluate("() => document.getElementById('recall_sequential').scrollIntoView()")
         page.wait_for_timeout(500)
         page.screenshot(path=str(screenshot_path("formgrader/written_answer_graded")))
+
+        page.goto(f"{url}formgrader/manage_assignments?token={token}")
+        page.locator("table tr", has_text=LESSON).first.locator(".release-feedback a").click()
+        released = page.locator("#success-modal")
+        released.wait_for(timeout=300_000)  # nbgrader generate_feedback runs behind the button
+        assert "course_build.export feedback" in released.inner_text()
+        assert page.locator("#error-modal").count() == 0
     finally:
         context.close()
         _stop(process)
