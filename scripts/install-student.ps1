@@ -55,4 +55,5 @@ foreach ($Extension in $InstructorServerExtensions) {
     & $Jupyter server extension disable --sys-prefix $Extension *> $null
 }
 $ErrorActionPreference = "Stop"
-Invoke-Checked $Python @("scripts\check_environment.py", "--next", ".venv\Scripts\Activate.ps1 ; jupyter lab notebooks\")
+# No backslash before a closing quote: Windows would read it as an escaped quote.
+Invoke-Checked $Python @("scripts\check_environment.py", "--next", ".venv\Scripts\Activate.ps1 ; jupyter lab notebooks")

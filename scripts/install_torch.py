@@ -90,7 +90,7 @@ def plan_torch_install(system: str, build: str, cpu_index: str, problem: str | N
     return TorchPlan(
         (plain,),
         f"PyTorch's CPU index {cpu_index} is unreachable ({problem}): torch {TORCH_VERSION} from pip's "
-        "own index instead (from PyPI on Linux that is the CUDA build, about 2.7 GB)",
+        "own index instead (from PyPI on Linux x86_64 that is the CUDA build, about 2.7 GB)",
     )
 
 

@@ -12,6 +12,7 @@ import shutil
 import socket
 import subprocess
 import sys
+import sysconfig
 import threading
 import time
 import zipfile
@@ -264,7 +265,10 @@ def indexes(tmp_path_factory) -> Iterator[dict[str, str]]:
 def install_into_fresh_venv(tmp_path: Path, cpu_index: str, default_index: str) -> tuple[str, str]:
     """Runs install_torch.py in a new venv; returns (its output, the torch version it installed)."""
     venv = tmp_path / "venv"
-    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    # This pip, copied in: seconds, where ensurepip takes up to a minute on a busy machine.
+    site_packages = venv / "lib" / f"python{sys.version_info[0]}.{sys.version_info[1]}" / "site-packages"
+    shutil.copytree(Path(sysconfig.get_paths()["purelib"]) / "pip", site_packages / "pip")
     python = str(venv / "bin" / "python")
     isolated = {k: v for k, v in os.environ.items() if not k.startswith("PIP_")}
     env = {**isolated, "PIP_CONFIG_FILE": os.devnull, "PIP_INDEX_URL": default_index, "PIP_NO_CACHE_DIR": "1"}
@@ -459,6 +463,14 @@ def test_windows_script_mirrors_the_student_install():
     # The torch pin lives in install_torch.py alone, for both scripts.
     assert "torch==" not in ps1
     assert "(3, 10)" in ps1 and ".venv\\Scripts\\Activate.ps1" in ps1
+
+
+def test_windows_script_survives_windows_powershell_parsing():
+    raw = (SCRIPTS / "install-student.ps1").read_bytes()
+    # Windows PowerShell 5.1 reads a file without a byte-order mark in the ANSI code page.
+    assert raw.isascii()
+    # A backslash before a closing quote reaches the program as an escaped quote.
+    assert not re.search(r'\\"\s*[,)]', raw.decode())
 
 
 # --- the closing environment check --------------------------------------------------------------
