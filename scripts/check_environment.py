@@ -84,6 +84,7 @@ def tool_notes(which: Callable[[str], str | None] = shutil.which) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Print notes, then the problems (exit 1) or the one line saying what is installed (exit 0)."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--requirements", default="requirements.txt", help="the pins to check against")
     parser.add_argument("--next", default="", help="what to do next, said after a clean check")

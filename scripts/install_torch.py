@@ -103,6 +103,7 @@ def installed_torch() -> str | None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Choose the build, refuse what cannot work in one line, then run (or print) the pip runs."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
         "--gpu", action="store_true", help="PyPI's CUDA build on Linux (also COURSE_TORCH=gpu)"
@@ -118,8 +119,8 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     if build == "gpu" and sys.platform == "win32":
         print(
-            "PyPI's torch for Windows is the CPU build: for CUDA, install torch 2.13.0 from the index "
-            "https://pytorch.org/get-started/locally/ names, then run this again (it keeps that torch).",
+            f"PyPI's torch for Windows is the CPU build: for CUDA, install torch {TORCH_VERSION} from the "
+            "index https://pytorch.org/get-started/locally/ names, then run this again (it keeps it).",
             file=sys.stderr,
         )
         return 2
