@@ -250,6 +250,17 @@ def test_script_refuses_an_unknown_build_in_one_line(bare_python):
     assert result.stderr.strip() == "COURSE_TORCH='tpu' is not a choice: use cpu (the default) or gpu."
 
 
+def test_script_refuses_what_pypi_cannot_give_in_one_line(monkeypatch, capsys):
+    monkeypatch.delenv("COURSE_TORCH", raising=False)
+    monkeypatch.setattr(install_torch.sys, "platform", "win32")
+    assert install_torch.main(["--gpu", "--dry-run"]) == 2
+    assert "PyPI's torch for Windows is the CPU build" in capsys.readouterr().err
+    monkeypatch.setattr(install_torch.sys, "platform", "darwin")
+    monkeypatch.setattr(install_torch.platform, "machine", lambda: "x86_64")
+    assert install_torch.main(["--dry-run"]) == 2
+    assert capsys.readouterr().err.startswith("PyTorch 2.13.0 has no build for Intel Macs")
+
+
 # --- the script, for real, with local indexes standing in for PyTorch's and PyPI ----------------
 
 
