@@ -32,7 +32,10 @@ INCLUDED = (
     "package.json",
     "package-lock.json",
     "scripts/install-student.sh",
+    "scripts/install-student.ps1",
     "scripts/venv.sh",
+    "scripts/install_torch.py",
+    "scripts/check_environment.py",
     "scripts/student_tools.sh",
     "scripts/install.sh",
     "scripts/book.sh",
@@ -40,7 +43,7 @@ INCLUDED = (
 IGNORED = shutil.ignore_patterns("__pycache__", "*.pyc", ".ipynb_checkpoints", "*.egg-info")
 ANSWER_MARKERS = ("BEGIN SOLUTION", "END SOLUTION", "BEGIN HIDDEN TESTS", "END HIDDEN TESTS")
 
-STUDENT_README = """# Attention, Built Up
+STUDENT_README = r"""# Attention, Built Up
 
 An open course that builds the Transformer of *Attention Is All You Need* (Vaswani et al., 2017)
 from a dot product up, one Jupyter notebook per lesson.
@@ -55,6 +58,12 @@ from a dot product up, one Jupyter notebook per lesson.
   source .venv/bin/activate
   jupyter lab notebooks/
   ```
+
+  Python 3.10 or newer and git are needed (on Debian and Ubuntu also `python3-venv`). On Linux the
+  script installs PyTorch's CPU build (about 200 MB); `--gpu` installs PyPI's CUDA build instead
+  (about 2.7 GB). On Windows, in PowerShell:
+  `powershell -ExecutionPolicy Bypass -File scripts\install-student.ps1`, then
+  `.venv\Scripts\Activate.ps1` and `jupyter lab notebooks\`.
 
 - **The book**: `bash scripts/book.sh` (it installs the book tools too), then open
   `_build/html/index.html`.

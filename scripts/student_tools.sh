@@ -2,8 +2,8 @@
 # Sourced by install-student.sh (and the browser tests): nbgrader installs its instructor tools
 # with its student ones. Switch off the Formgrader, Create Assignment, the course and assignment
 # lists (a local install has no nbgrader exchange to fetch from; a JupyterHub image built as in
-# book/instructors.md keeps them) and the Nbgrader menu; keep the Validate button. LEVEL is where the setting is written: sys_prefix (the active
-# environment) or user ($JUPYTER_CONFIG_DIR).
+# book/instructors.md keeps them) and the Nbgrader menu; keep the Validate button. LEVEL is where
+# the setting is written: sys_prefix (the active environment) or user ($JUPYTER_CONFIG_DIR).
 
 INSTRUCTOR_LAB_PLUGINS=(
   "@jupyter/nbgrader:formgrader"
@@ -22,9 +22,10 @@ disable_instructor_tools() {
   local level="$1"
   local server_flag="--sys-prefix"
   [ "$level" = user ] && server_flag="--user"
-  for plugin in "${INSTRUCTOR_LAB_PLUGINS[@]}"; do
-    jupyter labextension disable --level="$level" "$plugin" >/dev/null
-  done
+  # One call each, quiet: disabled plugins are also locked, so JupyterLab's plugin manager
+  # cannot switch them back on (what JupyterLab >= 4.1 says after every disable otherwise).
+  jupyter labextension disable --level="$level" --log-level=WARN "${INSTRUCTOR_LAB_PLUGINS[@]}"
+  jupyter labextension lock --level="$level" --log-level=WARN "${INSTRUCTOR_LAB_PLUGINS[@]}"
   for extension in "${INSTRUCTOR_SERVER_EXTENSIONS[@]}"; do
     jupyter server extension disable "$server_flag" "$extension" >/dev/null 2>&1
   done

@@ -27,7 +27,10 @@ def test_tree_has_book_notebooks_package_and_requirements(tree):
         "course_site/site_assets.py",
         "course_site/citations.py",
         "scripts/install-student.sh",
+        "scripts/install-student.ps1",
         "scripts/venv.sh",
+        "scripts/install_torch.py",
+        "scripts/check_environment.py",
         "scripts/student_tools.sh",
         "requirements-instructor.txt",
     ):
