@@ -51,13 +51,14 @@ def help_text(module: str, *subcommand: str) -> tuple[int, str]:
 
 def _subcommands(help_output: str) -> set[str]:
     """The choices of an argparse subcommand (``{lms,feedback}`` in the usage line; an option's
-    choices, ``[--lesson {a,b}]``, are not subcommands)."""
+    choices, ``[--lesson {a,b}]``, are not subcommands; a whole option before them, ``[-h]``, is
+    no option of theirs)."""
     usage = help_output.split("\n\n")[0]
     groups = re.finditer(r"(\S+)\s+\{([\w,-]+)\}", usage)
     return {
         choice
         for group in groups
-        if not group[1].lstrip("[").startswith("-")
+        if not (group[1].lstrip("[").startswith("-") and not group[1].endswith("]"))
         for choice in group[2].split(",")
     }
 
