@@ -62,13 +62,18 @@ class LmsTable:
     rows: list[list[str]]
     left_out: list[tuple[str, str, str]]  # (lesson, student, why)
     pending_included: list[tuple[str, str]]  # (lesson, student) exported as a total so far
+    dropped: list[str]  # students dropped from the roster: no row at all
 
 
 def lms_table(results: Iterable[LessonResult], titles: dict[str, str], include_pending: bool) -> LmsTable:
     """Canvas's gradebook layout of ``results`` (see the module docstring)."""
     by_student: dict[str, dict[str, LessonResult]] = {}
     lessons: dict[str, float] = {}
+    dropped: set[str] = set()
     for result in results:
+        if result.dropped is not None:
+            dropped.add(result.student)
+            continue
         by_student.setdefault(result.student, {})[result.lesson] = result
         lessons.setdefault(result.lesson, result.max_score)
     header = [*CANVAS_COLUMNS, *(titles.get(lesson, lesson) for lesson in lessons)]
@@ -90,7 +95,7 @@ def lms_table(results: Iterable[LessonResult], titles: dict[str, str], include_p
                     included.append((lesson, student))
                 row.append(points(result.total))
         rows.append(row)
-    return LmsTable(header, rows, left_out, included)
+    return LmsTable(header, rows, left_out, included, sorted(dropped))
 
 
 def write_lms_csv(table: LmsTable, out: Path) -> None:
@@ -117,6 +122,11 @@ def lms_summary(table: LmsTable, out: Path) -> str:
             )
         else:
             lines.append(f"{len(cells)} cell(s) left empty: nothing handed in ({_whose(cells)})")
+    if table.dropped:
+        lines.append(
+            f"{len(table.dropped)} dropped student(s) left out ({', '.join(table.dropped)}; "
+            "python -m course_build.roster list)"
+        )
     if table.pending_included:
         lines.append(
             f"--include-pending: {len(table.pending_included)} cell(s) hold a total so far, with written "

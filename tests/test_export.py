@@ -11,6 +11,7 @@ import pytest
 import test_grade_sheet as sheet
 
 from course_build import export
+from course_build.instructor import dropped
 from course_build.instructor.results import class_results
 
 LESSON, POLICY = sheet.LESSON, sheet.POLICY
@@ -48,6 +49,14 @@ def test_pending_cells_are_left_out_and_counted_unless_asked_for(course, tmp_pat
     included = _table(course, include_pending=True)
     assert [row[5] for row in included.rows[1:]] == ["2", "", "1"]  # totals so far, Cleo's after the penalty
     assert "2 cell(s) hold a total so far" in export.lms_summary(included, tmp_path / "canvas.csv")
+
+
+def test_a_dropped_student_has_no_row_and_the_summary_names_them(course, tmp_path):
+    dropped.drop(course, "bob", "withdrew")
+    table = _table(course)
+    assert [row[0] for row in table.rows[1:]] == ["Ada", "Cleo"]
+    assert table.dropped == ["bob"]
+    assert "1 dropped student(s) left out (bob;" in export.lms_summary(table, tmp_path / "canvas.csv")
 
 
 def test_the_feedback_bundle_names_each_page_with_the_lms_id_and_zips_it(course, tmp_path):
