@@ -320,8 +320,9 @@ def _hog(kind: str) -> str:
     )
 
 
-def _run_hog(kind: str, memory: str) -> tuple[list, bool]:
-    """The hog cell's outputs (or DeadKernelError) in a 1 GiB kernel; whether its cgroup hit the limit."""
+def _run_hog(kind: str, memory: str) -> tuple[list, bool, list[Path]]:
+    """The hog cell's outputs (or DeadKernelError) in a 1 GiB kernel, whether its cgroup hit the
+    limit, and the cgroup's directories (which must be gone once the kernel is cleaned up)."""
     notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(_hog(kind))])
     notebook.metadata.kernelspec = {"name": "python3", "display_name": "Python 3", "language": "python"}
     config = Config()
@@ -331,19 +332,18 @@ def _run_hog(kind: str, memory: str) -> tuple[list, bool]:
     client = NotebookClient(
         notebook, timeout=120, kernel_manager_class=SandboxedKernelManager, allow_errors=True, config=config
     )
-    killed_for_memory = False
+    outputs, killed_for_memory, cgroup = ["DeadKernelError"], False, []
     with tempfile.TemporaryDirectory() as folder:
         client.resources = {"metadata": {"path": folder}}
-        try:
-            with client.setup_kernel():
-                try:
-                    client.execute_cell(notebook.cells[0], 0)
-                except DeadKernelError:
-                    killed_for_memory = client.km.ran_out_of_memory()
-                    return ["DeadKernelError"], killed_for_memory
-        except DeadKernelError:
-            return ["DeadKernelError"], killed_for_memory
-    return notebook.cells[0].outputs, killed_for_memory
+        with client.setup_kernel():
+            walls = client.km._walls
+            cgroup = list(walls.cgroup.directories) if walls.cgroup is not None else []
+            try:
+                client.execute_cell(notebook.cells[0], 0)
+                outputs = notebook.cells[0].outputs
+            except DeadKernelError:
+                killed_for_memory = client.km.ran_out_of_memory()
+    return outputs, killed_for_memory, cgroup
 
 
 @pytest.mark.parametrize("kind", MEMORY_HOGS)
@@ -353,7 +353,9 @@ def test_memory_outside_rlimit_data_is_stopped(kind, memory):
     cgroup kills the kernel (even with a 2 GiB /dev/shm); without one, the filter or the 512 MiB
     tmpfs stops the allocation."""
     mode = memory_mode(memory)[0]
-    outputs, killed_for_memory = _run_hog(kind, memory)
+    outputs, killed_for_memory, cgroup = _run_hog(kind, memory)
+    assert not [folder for folder in cgroup if folder.exists()], "the sandbox's cgroup outlived its kernel"
+    assert bool(cgroup) == (mode == "cgroup")
     printed = "".join(o.get("text", "") for o in outputs if isinstance(o, dict))
     assert "held" not in printed, f"{kind} held 1.5 GiB in {mode} mode"
     if mode == "cgroup":

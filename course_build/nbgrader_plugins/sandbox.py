@@ -523,3 +523,7 @@ class SandboxedKernelManager(AsyncKernelManager):
             if self._log is not None:
                 self._log.close()
                 self._log = None
+
+    # jupyter_client binds the public name to its own function, not to the override: nbclient
+    # cleans up a dead kernel through it, which left the cgroup, uid and private directory behind.
+    cleanup_resources = _async_cleanup_resources
