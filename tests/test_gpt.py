@@ -10,11 +10,11 @@ from transformer_course.gpt import (
     POSITION_KINDS,
     GPTConfig,
     KVCache,
+    _next_token_probabilities,
+    _rotary_angles,
+    _rotate_pairs,
     next_token_loss,
-    next_token_probabilities,
     per_position_loss,
-    rotary_angles,
-    rotate_pairs,
 )
 from transformer_course.model import FeedForward, MultiHeadAttention
 
@@ -93,17 +93,17 @@ def test_generation_is_seeded_and_restores_training_mode():
 def test_rotation_by_pairs_matches_complex_multiplication_and_is_relative():
     rng = np.random.default_rng(0)
     x = rng.normal(size=(5, 8))
-    angles = rotary_angles(5, 8)
-    rotated = rotate_pairs(torch.tensor(x, dtype=torch.float32), angles).double().numpy()
+    angles = _rotary_angles(5, 8)
+    rotated = _rotate_pairs(torch.tensor(x, dtype=torch.float32), angles).double().numpy()
     frequencies = 10000.0 ** (-np.arange(0, 8, 2) / 8)
     expected = (x[:, 0::2] + 1j * x[:, 1::2]) * np.exp(1j * np.arange(5)[:, None] * frequencies)
     assert np.allclose(rotated[:, 0::2], expected.real, atol=1e-5)
     assert np.allclose(rotated[:, 1::2], expected.imag, atol=1e-5)
     q, k = torch.tensor(rng.normal(size=8)), torch.tensor(rng.normal(size=8))
-    table = rotary_angles(40, 8)
+    table = _rotary_angles(40, 8)
 
     def score(m, n):
-        return float(rotate_pairs(q, table[m]) @ rotate_pairs(k, table[n]))
+        return float(_rotate_pairs(q, table[m]) @ _rotate_pairs(k, table[n]))
 
     assert score(3, 10) == pytest.approx(score(23, 30), abs=1e-5)
     assert score(0, 0) == pytest.approx(float(q @ k), abs=1e-5)
@@ -127,30 +127,30 @@ def test_a_rope_model_gives_the_same_outputs_wherever_the_text_starts():
 
 def test_sampling_knobs_follow_the_documented_contract():
     logits = torch.tensor([1.0, 3.0, 3.0, 0.0, 2.0])
-    assert next_token_probabilities(logits, temperature=0.0).tolist() == [0, 1, 0, 0, 0]
-    assert next_token_probabilities(logits, top_k=1).tolist() == [0, 1, 0, 0, 0]  # ties: lower id
-    assert next_token_probabilities(logits, top_k=2).tolist() == [0, 0.5, 0.5, 0, 0]
-    assert torch.allclose(next_token_probabilities(logits), torch.softmax(logits, 0))
-    assert torch.allclose(next_token_probabilities(logits, temperature=2.0), torch.softmax(logits / 2, 0))
-    assert torch.allclose(next_token_probabilities(logits, top_k=10), torch.softmax(logits, 0))
+    assert _next_token_probabilities(logits, temperature=0.0).tolist() == [0, 1, 0, 0, 0]
+    assert _next_token_probabilities(logits, top_k=1).tolist() == [0, 1, 0, 0, 0]  # ties: lower id
+    assert _next_token_probabilities(logits, top_k=2).tolist() == [0, 0.5, 0.5, 0, 0]
+    assert torch.allclose(_next_token_probabilities(logits), torch.softmax(logits, 0))
+    assert torch.allclose(_next_token_probabilities(logits, temperature=2.0), torch.softmax(logits / 2, 0))
+    assert torch.allclose(_next_token_probabilities(logits, top_k=10), torch.softmax(logits, 0))
     # top-p: the smallest top-ranked set reaching p, the token that crosses p included
     third = torch.log(torch.tensor([0.5, 0.3, 0.2]))
-    assert torch.allclose(next_token_probabilities(third, top_p=0.6), torch.tensor([0.625, 0.375, 0.0]))
-    assert next_token_probabilities(third, top_p=1e-9).tolist() == [1, 0, 0]
-    assert torch.allclose(next_token_probabilities(third, top_p=1.0), torch.tensor([0.5, 0.3, 0.2]))
+    assert torch.allclose(_next_token_probabilities(third, top_p=0.6), torch.tensor([0.625, 0.375, 0.0]))
+    assert _next_token_probabilities(third, top_p=1e-9).tolist() == [1, 0, 0]
+    assert torch.allclose(_next_token_probabilities(third, top_p=1.0), torch.tensor([0.5, 0.3, 0.2]))
     equal = torch.zeros(4, dtype=torch.float64)
     for p, kept in ((0.25, 1), (0.5, 2), (0.75, 3), (1.0, 4)):
         expected = [1 / kept] * kept + [0.0] * (4 - kept)
-        assert next_token_probabilities(equal, top_p=p).tolist() == expected
+        assert _next_token_probabilities(equal, top_p=p).tolist() == expected
     # top-p applies to the top-k distribution, renormalized: 4/7 >= 0.55 already (0.4 would not be)
     four = torch.log(torch.tensor([0.4, 0.3, 0.2, 0.1]))
-    assert next_token_probabilities(four, top_k=2, top_p=0.55).tolist() == [1, 0, 0, 0]
+    assert _next_token_probabilities(four, top_k=2, top_p=0.55).tolist() == [1, 0, 0, 0]
     assert torch.allclose(
-        next_token_probabilities(four, top_k=2, top_p=0.6), torch.tensor([4 / 7, 3 / 7, 0, 0])
+        _next_token_probabilities(four, top_k=2, top_p=0.6), torch.tensor([4 / 7, 3 / 7, 0, 0])
     )
     batch = torch.stack([logits, logits.flip(0)])
     assert torch.allclose(
-        next_token_probabilities(batch, top_k=2)[1], next_token_probabilities(logits.flip(0), top_k=2)
+        _next_token_probabilities(batch, top_k=2)[1], _next_token_probabilities(logits.flip(0), top_k=2)
     )
 
 
@@ -166,7 +166,7 @@ def test_sampling_knobs_follow_the_documented_contract():
 )
 def test_meaningless_knobs_are_refused(knobs, message):
     with pytest.raises(ValueError, match=message):
-        next_token_probabilities(torch.zeros(3), **knobs)
+        _next_token_probabilities(torch.zeros(3), **knobs)
 
 
 @pytest.mark.parametrize(

@@ -17,10 +17,10 @@ from transformer_course.model import (
     MultiHeadAttention,
     Transformer,
     TransformerConfig,
+    _sinusoidal_table,
     base_model_config,
     count_parameters,
     parameter_breakdown,
-    sinusoidal_table,
 )
 from transformer_course.torch_reference import copy_to_torch
 
@@ -211,12 +211,12 @@ def test_positional_encoding_switch_controls_order_sensitivity():
 def test_embeddings_are_scaled_and_positioned():
     model = small_model()
     tokens = torch.tensor([[3, 4]])
-    expected = model.encoder.embed.tokens(tokens) * 4.0 + sinusoidal_table(20, 16)[:2]
+    expected = model.encoder.embed.tokens(tokens) * 4.0 + _sinusoidal_table(20, 16)[:2]
     assert max_diff(model.encoder.embed(tokens), expected) <= TOLERANCE
 
 
 def test_sinusoidal_table_follows_the_paper():
-    table = sinusoidal_table(6, 7)
+    table = _sinusoidal_table(6, 7)
     assert table.shape == (6, 7)
     pos, i = 4, 2
     angle = pos / 10000 ** (2 * i / 7)

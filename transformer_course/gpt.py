@@ -4,17 +4,19 @@ A GPT is the decoder of lesson 8 without cross-attention: token embeddings, then
 causal self-attention and a feed-forward network, then a projection to next-token logits. It
 reuses :class:`~transformer_course.model.MultiHeadAttention` (its four projections W^Q, W^K, W^V,
 W^O), :class:`~transformer_course.model.FeedForward` and
-:func:`~transformer_course.model.sinusoidal_table`. What it adds:
+:func:`~transformer_course.model._sinusoidal_table`. What it adds:
 
 * **pre-norm blocks** with a final layer norm, as GPT-2 does (``x + Sublayer(LayerNorm(x))``);
 * a choice of **positions**: rotary (``"rope"``, the default), the paper's sinusoids added to the
   embeddings, a learned table, or none;
 * a **KV cache**: during generation each layer keeps the keys and values of the tokens already
   seen, so a new token costs one position's work instead of recomputing the whole prefix;
-* **sampling** knobs (temperature, top-k, top-p) in :func:`next_token_probabilities`.
+* **sampling** knobs (temperature, top-k, top-p) in :func:`_next_token_probabilities`.
 
 Everything here is PyTorch; lesson 10 asks students for NumPy versions of the sampling rule,
-the rotation and the cached attention step, which this module does not contain.
+the rotation and the cached attention step. The PyTorch ones are private (``_`` names the lessons
+do not advertise) and reached through :class:`GPT`: no public function of the package computes a
+graded exercise's answer (tests/test_package_audit.py).
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from transformer_course.model import FeedForward, MultiHeadAttention, sinusoidal_table
+from transformer_course.model import FeedForward, MultiHeadAttention, _sinusoidal_table
 
 POSITION_KINDS = ("rope", "sinusoidal", "learned", "none")
 ROPE_BASE = 10000.0
@@ -71,14 +73,14 @@ class GPTConfig:
 # --------------------------------------------------------------------------------------------
 
 
-def rotary_angles(max_len: int, d_head: int, base: float = ROPE_BASE) -> Tensor:
+def _rotary_angles(max_len: int, d_head: int, base: float = ROPE_BASE) -> Tensor:
     """``(max_len, d_head / 2)`` angles ``pos · base^(-2i / d_head)``: lesson 5's frequencies."""
     positions = torch.arange(max_len, dtype=torch.float64)[:, None]
     frequencies = base ** (-torch.arange(0, d_head, 2, dtype=torch.float64) / d_head)
     return positions * frequencies
 
 
-def rotate_pairs(x: Tensor, angles: Tensor) -> Tensor:
+def _rotate_pairs(x: Tensor, angles: Tensor) -> Tensor:
     """Rotate each pair of dimensions ``(2i, 2i+1)`` of ``x (..., T, d)`` by ``angles (T, d/2)``.
 
     A pair is read as the complex number ``x_2i + i·x_2i+1`` and multiplied by ``e^{i·angle}``,
@@ -157,7 +159,7 @@ class CausalSelfAttention(nn.Module):
         k = self._split(self.heads.k_proj(x))
         v = self._split(self.heads.v_proj(x))
         if angles is not None:
-            q, k = rotate_pairs(q, angles), rotate_pairs(k, angles)
+            q, k = _rotate_pairs(q, angles), _rotate_pairs(k, angles)
         if cache is not None:
             k, v = cache.extend(k, v)
         n_new, n_all = q.shape[-2], k.shape[-2]
@@ -202,10 +204,10 @@ class GPT(nn.Module):
         if config.positions == "learned":
             self.learned_positions = nn.Embedding(config.max_len, config.d_model)
         if config.positions == "sinusoidal":
-            table = sinusoidal_table(config.max_len, config.d_model)
+            table = _sinusoidal_table(config.max_len, config.d_model)
             self.register_buffer("sinusoids", table, persistent=False)
         if config.positions == "rope":
-            self.register_buffer("angles", rotary_angles(config.max_len, config.d_head), persistent=False)
+            self.register_buffer("angles", _rotary_angles(config.max_len, config.d_head), persistent=False)
         self.dropout = nn.Dropout(config.dropout)
         self.blocks = nn.ModuleList(GPTBlock(config) for _ in range(config.n_layers))
         self.final_norm = nn.LayerNorm(config.d_model)
@@ -292,7 +294,7 @@ class GPT(nn.Module):
         try:
             for _ in range(n_new):
                 logits = self(step_input, cache)[0, -1]
-                probabilities = next_token_probabilities(logits.float(), temperature, top_k, top_p)
+                probabilities = _next_token_probabilities(logits.float(), temperature, top_k, top_p)
                 token = torch.multinomial(probabilities.cpu(), 1, generator=generator).to(device)
                 new.append(int(token))
                 sequence = torch.cat([sequence, token.view(1, 1)], dim=1)
@@ -318,7 +320,7 @@ def per_position_loss(logits: Tensor, targets: Tensor) -> Tensor:
     return losses.mean(dim=0)
 
 
-def next_token_probabilities(
+def _next_token_probabilities(
     logits: Tensor, temperature: float = 1.0, top_k: int | None = None, top_p: float | None = None
 ) -> Tensor:
     """The distribution to sample from, ``(..., V)``, after the three knobs, in this order.

@@ -139,6 +139,30 @@ CORRECT: dict[str, dict[str, str]] = {
     },
 }
 
+# The written contract of each graded function, clause by clause: the test cell that fails when
+# that clause alone is broken, and the wrong submission below that shows it. A mistake in a
+# sub-layer also costs the cells of the functions built on it (their values are checked too).
+# self_attention_sublayer
+#   queries, keys, values from W_q, W_k, W_v .. attention_sublayer_values (keys_from_w_q)
+#   attention without a mask, over the keys .. attention_sublayer_basics (softmax_over_queries)
+#   residual x added before the norm .......... attention_sublayer_values (no_attention_residual)
+#   post-norm with gamma1, beta1 .............. attention_sublayer_basics (pre_norm)
+#   projected with W_o ........................ attention_sublayer_values (its visible W_o = 0 check)
+#   leading batch dimensions .................. attention_sublayer_basics (batchless_attention)
+#   (h, weights) of shapes x and (..., n, n) .. attention_sublayer_basics (shape checks)
+#   inputs unchanged .......................... attention_sublayer_basics (attention_residual_in_place)
+# feed_forward_sublayer
+#   feed_forward with W1, b1, W2, b2 .......... ffn_sublayer_values (relu_missing)
+#   residual h, then the norm (post-norm) ..... ffn_sublayer_values (pre_norm)
+#   inputs unchanged .......................... ffn_sublayer_values (ffn_residual_in_place)
+# encoder_layer
+#   attention sub-layer, then the FFN one ..... encoder_layer_values (every sub-layer mistake)
+#   returns (y, the attention weights) ........ encoder_layer_values (its visible pair check)
+#   inputs unchanged .......................... encoder_layer_properties (attention_residual_in_place)
+# encode_with_positions
+#   adds positional_encoding(n, d_model) ...... encode_with_positions_values (positions_from_one)
+#   as a new array, embeddings unchanged ...... encode_with_positions_properties (positions_in_place)
+#   then encoder_layer, its pair returned ..... encode_with_positions_values (every layer mistake)
 WRONG: dict[str, dict[str, str]] = {
     # Pre-norm instead of the paper's post-norm: x + Sublayer(LayerNorm(x)).
     "pre_norm": {
@@ -162,6 +186,24 @@ WRONG: dict[str, dict[str, str]] = {
             "    out, w = scaled_dot_product_attention(x @ params['W_q'], x @ params['W_k'],\n"
             "                                          x @ params['W_v'])\n"
             "    return layer_norm(out @ params['W_o'], params['gamma1'], params['beta1']), w\n"
+        ),
+    },
+    # Right numbers, but adds the attention into the caller's x (+=) before normalizing.
+    "attention_residual_in_place": {
+        "self_attention_sublayer": (
+            "def self_attention_sublayer(x, params):\n"
+            "    out, w = scaled_dot_product_attention(x @ params['W_q'], x @ params['W_k'],\n"
+            "                                          x @ params['W_v'])\n"
+            "    x += out @ params['W_o']\n"
+            "    return layer_norm(x, params['gamma1'], params['beta1']), w\n"
+        ),
+    },
+    # Right numbers, but adds the FFN into the caller's h (+=) before normalizing.
+    "ffn_residual_in_place": {
+        "feed_forward_sublayer": (
+            "def feed_forward_sublayer(h, params):\n"
+            "    h += feed_forward(h, params['W1'], params['b1'], params['W2'], params['b2'])\n"
+            "    return layer_norm(h, params['gamma2'], params['beta2'])\n"
         ),
     },
     # Copy-paste slip: the keys use W_q.
@@ -223,6 +265,8 @@ CAUGHT_BY: dict[str, frozenset[str]] = {
             "encode_with_positions_values",
         }
     ),
+    "attention_residual_in_place": frozenset({"attention_sublayer_basics", "encoder_layer_properties"}),
+    "ffn_residual_in_place": frozenset({"ffn_sublayer_values"}),
     "keys_from_w_q": frozenset(
         {
             "attention_sublayer_values",
@@ -262,6 +306,8 @@ CAUGHT_BY: dict[str, frozenset[str]] = {
 FEEDBACK: dict[str, str] = {
     "pre_norm": "applied after adding the residual",
     "no_attention_residual": "did you add the residual x before normalizing",
+    "attention_residual_in_place": "self_attention_sublayer changed its input",
+    "ffn_residual_in_place": "feed_forward_sublayer changed its input",
     "keys_from_w_q": "attention weights differ from PyTorch",
     "softmax_over_queries": "is your softmax over the key axis",
     "batchless_attention": "Leading batch dimensions must work",

@@ -47,6 +47,13 @@ CORRECT: dict[str, dict[str, str]] = {
     },
 }
 
+# Lesson 8 grades values, not functions: each value's test cell and the mistake that shows it.
+#   tf_decoder_input: BOS then the target; tf_labels: the target then EOS
+#                                        ... teacher_forcing_test (labels_not_shifted)
+#   encoder_layer_params, decoder_layer_params: biases, gains and shifts counted
+#                                        ... parameter_count_layers (count_without_biases)
+#   total_params: layers, both embeddings, the output projection without bias
+#                                        ... parameter_count_total (count_output_bias)
 WRONG: dict[str, dict[str, str]] = {
     # Labels not shifted: the model would be asked to copy its input.
     "labels_not_shifted": {

@@ -73,6 +73,21 @@ CORRECT: dict[str, dict[str, str]] = {
     },
 }
 
+# The written contract of each graded function, clause by clause: the test cell that fails when
+# that clause alone is broken (the wrong submission below that shows it, or the check that does).
+# modified_precision
+#   total: the number of n-grams in the hypothesis ... apply_precision_test (its visible (4, 5) check)
+#   matches clipped to the reference's counts ........ apply_precision_test (precision_not_clipped)
+#   a hypothesis shorter than n gives (0, 0) ......... apply_precision_test (hidden short cases)
+# brevity_penalty
+#   1 when the hypothesis is longer .................. apply_brevity_test (brevity_inverted)
+#   exp(1 - r/c) otherwise ........................... apply_brevity_test (its visible 8-of-10 check)
+#   0 for an empty hypothesis ........................ apply_brevity_test (hidden (0, 5) case)
+# sentence_bleu
+#   geometric mean of p_1..p_4, uniform weights ...... apply_bleu_test (bleu_arithmetic_mean)
+#   0 when a p_n is zero or has no n-grams ........... apply_bleu_test (its visible two-token check)
+#   scaled to 0-100 .................................. apply_bleu_test (bleu_not_scaled)
+#   times the brevity penalty ........................ apply_bleu_test (brevity_inverted, worked example)
 WRONG: dict[str, dict[str, str]] = {
     # Counts every hypothesis n-gram found in the reference, however often: no clipping.
     "precision_not_clipped": {

@@ -264,6 +264,52 @@ return weights @ values, np.concatenate([cache_k, k_new], axis=-2), np.concatena
     },
 }
 
+# The written contract of each graded function, clause by clause: the test cell that fails when
+# that clause alone is broken, and the wrong submission below that shows it.
+# next_token_distribution
+#   softmax(logits / temperature) ............. distribution_temperature (temperature_multiplies)
+#   computed stably (logits of 1000) .......... distribution_temperature (softmax_unstable)
+#   temperature 0: greedy, no division ........ distribution_greedy (greedy_divides_by_zero)
+#   greedy tie: the lowest index .............. distribution_ties (greedy_last_tie)
+#   ranking: equal logits by lowest index ..... distribution_ties (ranking_ties_reversed)
+#   top-k keeps exactly k, ties included ...... distribution_ties (top_k_keeps_ties)
+#   top-p keeps the crossing token ............ distribution_top_p (top_p_drops_crossing_token)
+#   top-p boundary: mass before < top_p ....... distribution_top_p_edges (top_p_boundary_inclusive)
+#   top-p on the ranking, not the ids ......... distribution_top_p (top_p_unsorted)
+#   top-p after top-k, renormalized ........... distribution_combined (top_p_ignores_top_k)
+#   dropped tokens 0, kept ones renormalized .. distribution_top_k (no_renormalization)
+#   logits unchanged .......................... distribution_inputs (mutates_logits)
+#   ValueError for temperature < 0, top_k not a positive integer, top_p outside (0, 1]
+#                                               distribution_inputs (no_validation, top_k_fraction_accepted)
+#   a float array of length V ................. every distribution cell (distribution_returns_logits,
+#                                               distribution_zeros)
+# sample_next_token
+#   draws with rng ............................ sample_basics (sampler_ignores_rng)
+#   returns one integer ....................... sample_basics (sampler_returns_array)
+#   draws from the distribution ............... sample_frequencies (sampler_always_greedy, sampler_zero)
+#   passes every knob on ...................... sample_frequencies (sampler_forgets_knobs)
+#   rng None: np.random.default_rng() ......... sample_basics (sampler_no_rng_greedy)
+# apply_rope
+#   pairs (2i, 2i+1) .......................... rope_worked, rope_values (rope_halves)
+#   theta = position * 10000^(-2i/d) .......... rope_worked, rope_values (rope_wrong_frequencies)
+#   counterclockwise rotation ................. rope_worked, rope_values (rope_clockwise)
+#   the given positions ....................... rope_values, rope_relative (rope_ignores_positions)
+#   a rotation, not an addition ............... rope_relative (rope_adds_sinusoids)
+#   a float array, integer x included ......... rope_values (rope_integer_output)
+#   leading dimensions pass through ........... rope_batch (rope_2d_only)
+#   x unchanged ............................... rope_inputs (rope_in_place)
+#   ValueError for an odd d ................... rope_inputs (rope_odd_silently)
+#   any rotation at all ....................... every rope cell (rope_returns_input, rope_zeros)
+# attend_with_cache
+#   caches: old then new, along axis -2 ....... cache_shapes (cache_new_first)
+#   returns the grown caches .................. cache_shapes (cache_not_returned)
+#   new queries see the cached keys ........... cache_step (cache_never_read)
+#   causal among the new tokens ............... cache_prefill (cache_no_causal_mask)
+#   the mask offset by n_past ................. cache_step (cache_mask_without_offset)
+#   scaled by sqrt(d_k) ....................... cache_step (cache_no_scale)
+#   leading dimensions pass through ........... cache_batch (cache_2d_only)
+#   inputs unchanged .......................... cache_shapes (visible check; no realistic mistake)
+#   attention at all .......................... every cache cell (cache_returns_values, cache_zeros)
 WRONG: dict[str, dict[str, str]] = {
     # --- next_token_distribution ---------------------------------------------------------------
     # Multiplies the logits by the temperature instead of dividing.
@@ -395,6 +441,16 @@ return p
     },
     # Accepts any knob value without complaint.
     "no_validation": {"next_token_distribution": _distribution_with(checks="")},
+    # Checks top_k >= 1 but not that it is a whole number: top_k = 1.5 is silently cut to 1.
+    "top_k_fraction_accepted": {
+        "next_token_distribution": _distribution_with(checks=_CHECKS.replace(" or int(top_k) != top_k", ""))
+    },
+    # A stub that hands the logits back.
+    "distribution_returns_logits": {
+        "next_token_distribution": _distribution("return np.asarray(logits, dtype=float)")
+    },
+    # A stub of the right shape and nothing else.
+    "distribution_zeros": {"next_token_distribution": _distribution("return np.zeros(len(logits))")},
     # --- sample_next_token ---------------------------------------------------------------------
     # Draws with NumPy's global generator: the seed passed in changes nothing.
     "sampler_ignores_rng": {
@@ -425,7 +481,35 @@ rng = np.random.default_rng() if rng is None else rng
 return int(rng.choice(len(probs), p=probs))
 """),
     },
+    # Without a generator it returns the most likely token instead of drawing one.
+    "sampler_no_rng_greedy": {
+        "sample_next_token": _sampler("""
+probs = next_token_distribution(logits, temperature, top_k, top_p)
+if rng is None:
+    return int(np.argmax(probs))
+return int(rng.choice(len(probs), p=probs))
+"""),
+    },
+    # A stub that always answers token 0.
+    "sampler_zero": {"sample_next_token": _sampler("return 0")},
     # --- apply_rope ----------------------------------------------------------------------------
+    # The identity: returns its input unchanged.
+    "rope_returns_input": {"apply_rope": _rope("return x")},
+    # A stub of the right shape and nothing else.
+    "rope_zeros": {"apply_rope": _rope("return np.zeros(np.shape(x))")},
+    # np.empty_like(x) without a float conversion: integer x gives a truncated integer result.
+    "rope_integer_output": {
+        "apply_rope": _rope("""
+d = np.shape(x)[-1]
+if d % 2:
+    raise ValueError("d must be even")
+theta = np.asarray(positions, dtype=float)[:, None] * 10000.0 ** (-np.arange(0, d, 2) / d)
+out = np.empty_like(x)
+out[..., 0::2] = x[..., 0::2] * np.cos(theta) - x[..., 1::2] * np.sin(theta)
+out[..., 1::2] = x[..., 0::2] * np.sin(theta) + x[..., 1::2] * np.cos(theta)
+return out
+"""),
+    },
     # Pairs dimension i with i + d/2 (the "halves" convention of some libraries), not (2i, 2i+1).
     "rope_halves": {
         "apply_rope": _rope(
@@ -506,6 +590,7 @@ return out
     # Writes the rotated pairs back into x.
     "rope_in_place": {
         "apply_rope": _rope("""
+x = np.asarray(x, dtype=float)  # no copy for a float array: the writes below change the caller's x
 d = x.shape[-1]
 if d % 2:
     raise ValueError("d must be even")
@@ -616,6 +701,23 @@ w /= w.sum(axis=-1, keepdims=True)
 return w @ values, keys, values
 """),
     },
+    # Returns v_new as the output (with the right caches): attention is never computed.
+    "cache_returns_values": {
+        "attend_with_cache": _cache("""
+return v_new, np.concatenate([cache_k, k_new], axis=-2), np.concatenate([cache_v, v_new], axis=-2)
+"""),
+    },
+    # A stub of the right shapes: zeros everywhere.
+    "cache_zeros": {
+        "attend_with_cache": _cache("""
+n_all = np.shape(cache_k)[-2] + np.shape(k_new)[-2]
+return (
+    np.zeros(np.shape(v_new)),
+    np.zeros(np.shape(k_new)[:-2] + (n_all, np.shape(k_new)[-1])),
+    np.zeros(np.shape(v_new)[:-2] + (n_all, np.shape(v_new)[-1])),
+)
+"""),
+    },
     # --- the KV-cache size ---------------------------------------------------------------------
     "kv_keys_only": {"kv_cache_mib": "kv_cache_mib = 12 * 1024 * 768 * 2 / 2**20\n"},
     "kv_float32": {"kv_cache_mib": "kv_cache_mib = 2 * 12 * 1024 * 768 * 4 / 2**20\n"},
@@ -654,14 +756,50 @@ CAUGHT_BY: dict[str, frozenset[str]] = {
     ),
     "mutates_logits": frozenset({"distribution_inputs"}),
     "no_validation": frozenset({"distribution_inputs"}),
+    "top_k_fraction_accepted": frozenset({"distribution_inputs"}),
+    "distribution_returns_logits": frozenset(
+        {
+            "distribution_temperature",
+            "distribution_greedy",
+            "distribution_ties",
+            "distribution_top_k",
+            "distribution_top_p",
+            "distribution_top_p_edges",
+            "distribution_combined",
+            "distribution_inputs",
+            "sample_basics",
+            "sample_frequencies",
+        }
+    ),
+    "distribution_zeros": frozenset(
+        {
+            "distribution_temperature",
+            "distribution_greedy",
+            "distribution_ties",
+            "distribution_top_k",
+            "distribution_top_p",
+            "distribution_top_p_edges",
+            "distribution_combined",
+            "distribution_inputs",
+            "sample_basics",
+            "sample_frequencies",
+        }
+    ),
     "sampler_ignores_rng": frozenset({"sample_basics"}),
     "sampler_returns_array": frozenset({"sample_basics"}),
     "sampler_always_greedy": frozenset({"sample_basics", "sample_frequencies"}),
     "sampler_forgets_knobs": frozenset({"sample_basics", "sample_frequencies"}),
+    "sampler_no_rng_greedy": frozenset({"sample_basics"}),
+    "sampler_zero": frozenset({"sample_basics", "sample_frequencies"}),
+    "rope_returns_input": frozenset(
+        {"rope_worked", "rope_values", "rope_relative", "rope_batch", "rope_inputs"}
+    ),
+    "rope_zeros": frozenset({"rope_worked", "rope_values", "rope_relative", "rope_batch", "rope_inputs"}),
+    "rope_integer_output": frozenset({"rope_values"}),
     "rope_halves": frozenset({"rope_worked", "rope_values"}),
     "rope_wrong_frequencies": frozenset({"rope_worked", "rope_values"}),
     "rope_clockwise": frozenset({"rope_worked", "rope_values"}),
-    "rope_ignores_positions": frozenset({"rope_worked", "rope_values"}),
+    "rope_ignores_positions": frozenset({"rope_worked", "rope_values", "rope_relative"}),
     "rope_adds_sinusoids": frozenset({"rope_worked", "rope_values", "rope_relative"}),
     "rope_2d_only": frozenset({"rope_batch"}),
     "rope_in_place": frozenset({"rope_inputs"}),
@@ -673,6 +811,12 @@ CAUGHT_BY: dict[str, frozenset[str]] = {
     "cache_new_first": frozenset({"cache_shapes", "cache_prefill"}),
     "cache_not_returned": frozenset({"cache_shapes", "cache_generation"}),
     "cache_2d_only": frozenset({"cache_batch"}),
+    "cache_returns_values": frozenset(
+        {"cache_shapes", "cache_step", "cache_generation", "cache_prefill", "cache_batch"}
+    ),
+    "cache_zeros": frozenset(
+        {"cache_shapes", "cache_step", "cache_generation", "cache_prefill", "cache_batch"}
+    ),
     "kv_keys_only": frozenset({"kv_cache_mib_test"}),
     "kv_float32": frozenset({"kv_cache_mib_test"}),
     "kv_bytes": frozenset({"kv_cache_mib_test"}),

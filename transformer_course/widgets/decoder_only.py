@@ -10,8 +10,8 @@
   ``score[m, n] = rot(q, m) · rot(k, n)`` as a heatmap (constant along every diagonal) and as
   curves against the offset ``n - m`` from two query positions (they coincide).
 
-They use PyTorch (:func:`transformer_course.gpt.next_token_probabilities`,
-:func:`transformer_course.gpt.rotate_pairs`); the NumPy sampler and ``apply_rope`` are what
+They use PyTorch (:func:`transformer_course.gpt._next_token_probabilities`,
+:func:`transformer_course.gpt._rotate_pairs`); the NumPy sampler and ``apply_rope`` are what
 students write in the lesson.
 """
 
@@ -23,7 +23,7 @@ import ipywidgets as widgets
 import numpy as np
 import torch
 
-from transformer_course.gpt import GPT, next_token_probabilities, rotary_angles, rotate_pairs
+from transformer_course.gpt import GPT, _next_token_probabilities, _rotary_angles, _rotate_pairs
 from transformer_course.lm_data import CharTokenizer
 from transformer_course.widgets.base import ShowsView
 from transformer_course.widgets.figures import figure_to_html, new_figure
@@ -84,8 +84,8 @@ class SamplingKnobs(ShowsView):
     def distributions(self) -> tuple[np.ndarray, np.ndarray]:
         """(after temperature only, after all three knobs), each summing to 1."""
         top_k, top_p = knob_values(self.top_k.value, self.top_p.value)
-        tempered = next_token_probabilities(self.logits, self.temperature.value)
-        final = next_token_probabilities(self.logits, self.temperature.value, top_k, top_p)
+        tempered = _next_token_probabilities(self.logits, self.temperature.value)
+        final = _next_token_probabilities(self.logits, self.temperature.value, top_k, top_p)
         return tempered.numpy(), final.numpy()
 
     def dropped_mass(self) -> float:
@@ -205,9 +205,9 @@ def rotary_scores(query: np.ndarray, key: np.ndarray, length: int, base: float =
         raise ValueError(
             f"query and key must be 1-D of the same even length, got {query.shape} and {key.shape}"
         )
-    angles = rotary_angles(length, len(query), base)
-    rotated_q = rotate_pairs(query.expand(length, -1).float(), angles).double()
-    rotated_k = rotate_pairs(key.expand(length, -1).float(), angles).double()
+    angles = _rotary_angles(length, len(query), base)
+    rotated_q = _rotate_pairs(query.expand(length, -1).float(), angles).double()
+    rotated_k = _rotate_pairs(key.expand(length, -1).float(), angles).double()
     return (rotated_q @ rotated_k.T).numpy()
 
 

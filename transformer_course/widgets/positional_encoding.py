@@ -17,7 +17,7 @@ from __future__ import annotations
 import ipywidgets as widgets
 import numpy as np
 
-from transformer_course.model import sinusoidal_table
+from transformer_course.model import _sinusoidal_table as _torch_sinusoidal_table
 from transformer_course.widgets.base import ShowsView
 from transformer_course.widgets.figures import figure_to_html, new_figure
 
@@ -29,7 +29,7 @@ def _sinusoidal_table(seq_len: int, d_model: int) -> np.ndarray:
 
     Students write the NumPy version in lesson 5 (graded ``positional_encoding``).
     """
-    return sinusoidal_table(seq_len, d_model).numpy().astype(np.float64)
+    return _torch_sinusoidal_table(seq_len, d_model).numpy().astype(np.float64)
 
 
 def wavelength(dimension: int, d_model: int) -> float:
