@@ -8,6 +8,7 @@ from course_build.authoring.generate import regenerate, stale_artifacts
 from course_build.authoring.hidden_messages import revealing_messages
 from course_build.authoring.source import build_source_notebook
 from course_build.paths import lesson_names
+from course_build.test_cell_comparisons import comparison_problems
 from course_build.test_cells import convention_problems
 
 
@@ -26,7 +27,8 @@ def main(argv: list[str] | None = None) -> int:
         "--check",
         action="store_true",
         help="write nothing; exit 1 if any generated file is stale or missing, a test cell uses a "
-        "name it may not use when graded, or a hidden test's message gives an Apply answer away",
+        "name it may not use when graded or a comparison that passes on an empty array (np.allclose, "
+        "np.all, ...), or a hidden test's message gives an Apply answer away",
     )
     args = parser.parse_args(argv)
     lessons = args.lesson or lesson_names()
@@ -40,7 +42,9 @@ def main(argv: list[str] | None = None) -> int:
             f"{lesson}: {problem}"
             for lesson in lessons
             for notebook in [build_source_notebook(lesson)]
-            for problem in convention_problems(notebook) + revealing_messages(notebook)
+            for problem in convention_problems(notebook)
+            + comparison_problems(notebook)
+            + revealing_messages(notebook)
         ]
         for problem in tests:
             print(f"TEST CELL: {problem}")
@@ -48,7 +52,7 @@ def main(argv: list[str] | None = None) -> int:
             return 1
         print(
             f"{len(lessons)} lesson(s) in sync with their sources; their test cells are self-contained "
-            "and their hidden tests give no Apply answer away."
+            "and compare strictly, and their hidden tests give no Apply answer away."
         )
         return 0
     for lesson in lessons:

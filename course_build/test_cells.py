@@ -18,10 +18,10 @@ from nbformat import NotebookNode
 from course_build.cell_roles import grade_id, is_code_answer, is_test_cell
 
 
-def _parse(code: str) -> ast.Module:
+def parse_cell(code: str) -> ast.Module:
     """The cell as the kernel runs it: a cell magic's body, other magics turned into calls."""
     if code.lstrip().startswith("%%"):
-        return _parse(code.lstrip().split("\n", 1)[1] if "\n" in code.lstrip() else "")
+        return parse_cell(code.lstrip().split("\n", 1)[1] if "\n" in code.lstrip() else "")
     try:
         return ast.parse(code)
     except SyntaxError:
@@ -31,7 +31,7 @@ def _parse(code: str) -> ast.Module:
 def defined_names(code: str) -> set[str]:
     """Names a cell binds at its top level (functions, classes, assignments), not its imports."""
     names: set[str] = set()
-    for statement in _parse(code).body:
+    for statement in parse_cell(code).body:
         if isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
             names.add(statement.name)
         elif isinstance(statement, ast.Assign | ast.AugAssign | ast.AnnAssign):
@@ -50,7 +50,7 @@ def solution_names(cells: list[NotebookNode]) -> set[str]:
     return names
 
 
-def _bound_names(tree: ast.AST) -> set[str]:
+def bound_names(tree: ast.AST) -> set[str]:
     """Every name bound anywhere in ``tree``: assignments, imports, definitions, parameters."""
     bound: set[str] = set()
     for node in ast.walk(tree):
@@ -69,9 +69,9 @@ def _bound_names(tree: ast.AST) -> set[str]:
 
 def free_names(code: str) -> set[str]:
     """Names the code reads without binding them anywhere, other than builtins."""
-    tree = _parse(code)
+    tree = parse_cell(code)
     read = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
-    return read - _bound_names(tree) - set(dir(builtins))
+    return read - bound_names(tree) - set(dir(builtins))
 
 
 def convention_problems(notebook: NotebookNode) -> list[str]:

@@ -31,6 +31,7 @@ def _lesson(test_code: str) -> nbformat.NotebookNode:
             "reveals the expected 0.881",
         ),
         ('_e = 39\nassert rnn_path_40 == _e, f"expected {_e}"', "interpolates '_e'"),
+        ('assert close(rnn_path_40, 39, what="the path"), "39 steps"', "reveals the expected 39"),
     ],
 )
 def test_a_message_that_gives_the_answer_away_is_found(test_code, says):
@@ -45,6 +46,8 @@ def test_a_message_that_gives_the_answer_away_is_found(test_code, says):
         'assert int(rnn_path_40) == 39, f"rnn_path_40 is {rnn_path_40}: count the steps between the tokens"',
         'assert np.isclose(weight, np.exp(2) / (np.exp(2) + 1), atol=1e-3), "scale the scores, then softmax"',
         'assert f(3) == 3, f"f(3) should be {3}"',  # a function's test may show expected outputs
+        # what= names the student's value in the strict helper's own message; it is not compared with
+        'assert close(cheaper, "attention", what="cheaper"), "cheaper names the layer with fewer operations"',
     ],
 )
 def test_a_message_that_names_the_idea_passes(test_code):

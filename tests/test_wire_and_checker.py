@@ -238,12 +238,12 @@ def test_a_failed_assertion_gives_its_message():
     assert result["error"] == {"ename": "AssertionError", "evalue": "rows must sum to 1"}
 
 
-def test_changes_to_an_argument_come_back_to_the_test():
+def test_changes_to_an_argument_stay_in_the_kernel():
     result = _run(
         "import numpy as np\n_x = np.array([1.0, 2.0])\nin_place(_x)\n"
         'assert np.array_equal(_x, [1.0, 2.0]), "changed its input"'
     )
-    assert result["error"] == {"ename": "AssertionError", "evalue": "changed its input"}
+    assert result["error"] is None
 
 
 def test_a_generator_argument_advances_as_if_the_function_ran_here():

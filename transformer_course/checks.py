@@ -20,7 +20,14 @@ import numpy as np
 # For each kind of expected dtype, the kinds of result that may be compared with it.
 _CLOSE_KINDS = {"b": "b", "i": "iuf", "u": "iuf", "f": "iuf", "c": "iufc", "U": "U"}
 _EQUAL_KINDS = {"b": "b", "i": "iu", "u": "iu", "f": "iuf", "c": "iufc", "U": "U"}
-_KIND_NAMES = {"b": "booleans", "i": "integers", "u": "integers", "f": "floats", "c": "complex numbers", "U": "strings"}
+_KIND_NAMES = {
+    "b": "booleans",
+    "i": "integers",
+    "u": "integers",
+    "f": "floats",
+    "c": "complex numbers",
+    "U": "strings",
+}
 
 
 def _as_array(value: object, what: str) -> np.ndarray:
@@ -42,7 +49,9 @@ def check_shape(got: object, shape: tuple[int, ...], *, what: str = "the result"
     return array
 
 
-def _comparable(got: object, expected: object, kinds: dict[str, str], what: str) -> tuple[np.ndarray, np.ndarray]:
+def _comparable(
+    got: object, expected: object, kinds: dict[str, str], what: str
+) -> tuple[np.ndarray, np.ndarray]:
     expected_array = _as_array(expected, "the expected value")
     got_array = check_shape(got, expected_array.shape, what=what)
     if got_array.dtype.kind not in kinds[expected_array.dtype.kind]:

@@ -28,7 +28,9 @@ from course_build.cell_roles import grade_id, is_code_answer, is_test_cell
 HIDDEN = re.compile(r"### BEGIN HIDDEN TESTS\n(.*?)### END HIDDEN TESTS", re.S)
 # Two numbers joined by an operator: "40 - 1", "512 × 64", "2·1" (arithmetic that gives a value).
 ARITHMETIC = re.compile(r"\d\s*[-+×*/·=]\s*-?\d")
-TOLERANCES = {"atol", "rtol", "tol", "rel_tol", "abs_tol"}
+# Keyword arguments that are not compared with: tolerances, and the name a strict comparison of
+# transformer_course.checks gives the value in its own message (what="dot_answer").
+NOT_COMPARED = {"atol", "rtol", "tol", "rel_tol", "abs_tol", "what"}
 
 
 def apply_values(cells: list[NotebookNode]) -> set[str]:
@@ -50,7 +52,7 @@ def _names(node: ast.AST) -> set[str]:
 
 def _compared_with(test: ast.expr, answers: set[str]) -> list[ast.expr]:
     """The expressions an assertion compares a student's value with: the other operands of a
-    comparison, the other arguments of a call such as ``np.isclose`` (tolerances left out)."""
+    comparison, the other arguments of a call such as ``close`` (tolerances and ``what`` left out)."""
     found = []
     for node in ast.walk(test):
         if isinstance(node, ast.Compare) and _names(node) & answers:
@@ -58,7 +60,7 @@ def _compared_with(test: ast.expr, answers: set[str]) -> list[ast.expr]:
         elif isinstance(node, ast.Call) and any(_names(a) & answers for a in node.args):
             found += [a for a in node.args if not _names(a) & answers]
             found += [
-                k.value for k in node.keywords if k.arg not in TOLERANCES and not _names(k.value) & answers
+                k.value for k in node.keywords if k.arg not in NOT_COMPARED and not _names(k.value) & answers
             ]
     return found
 

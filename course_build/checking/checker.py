@@ -8,8 +8,10 @@ student's kernel holds under that name:
 
 * a plain value (a number, an array, a list ...) is fetched once, as plain data;
 * a function becomes a ``StudentFunction``: calling it sends the plain arguments into the kernel,
-  runs the student's function there and brings back the plain result, the builtin type and
-  message of an exception it raised, and the state of arguments it changed in place.
+  runs the student's function there on copies and brings back the plain result and the builtin
+  type and message of an exception it raised. The test's own arguments never change, except that a
+  ``np.random.Generator`` advances as it did in the kernel; ``call_reporting_inputs`` reports how
+  the function left its copies.
 
 So assertions, oracles (``_oracle``, PyTorch references) and expected values exist only here, where
 the student's code cannot reach them. A reply that is missing or malformed, a timeout or a dead
@@ -139,44 +141,16 @@ def _exception(name: object, message: str) -> Exception:
     return Exception(message)
 
 
-def _restore_state(original: object, after: object) -> None:
-    """Make the test's argument ``original`` look as the student's function left its copy ``after``."""
-    if isinstance(original, np.ndarray):
-        if original.shape != after.shape:
-            try:
-                original.shape = after.shape
-            except (AttributeError, ValueError):
-                raise wire.MalformedData(
-                    "it changed the shape of an argument it was given, in place"
-                ) from None
-        np.copyto(original, after, casting="unsafe")
-    elif isinstance(original, np.random.Generator):
-        original.bit_generator.state = after.bit_generator.state
-    elif isinstance(original, list) and len(original) != len(after):
-        original[:] = after
-    elif isinstance(original, dict) and original.keys() != after.keys():
-        original.clear()
-        original.update(after)
-    elif isinstance(original, list | dict):
-        for key in range(len(original)) if isinstance(original, list) else list(original):
-            _sync_item(original, key, after[key])
-    elif isinstance(original, tuple) and len(original) == len(after):
-        for item, item_after in zip(original, after, strict=True):
-            if _same_kind(item, item_after):
-                _restore_state(item, item_after)
+def _carry_generator_states(originals: list, afters: list) -> None:
+    """Advance the test's generator arguments as the student's function advanced its copies.
 
-
-def _same_kind(value: object, after: object) -> bool:
-    """Whether ``value`` can take on the state of ``after`` in place."""
-    mutable = (np.ndarray, np.random.Generator, list, dict, tuple)
-    return isinstance(value, mutable) and type(value) is type(after)
-
-
-def _sync_item(container: list | dict, key: object, after: object) -> None:
-    if _same_kind(container[key], after):
-        _restore_state(container[key], after)
-    else:
-        container[key] = after
+    Drawing from a generator is part of a sampling function's contract (a frequency test calls a
+    sampler many times with one generator), so a generator's state is the one change that comes
+    back. Arrays, lists, dicts and tuples never do: the test keeps its own data as it wrote it.
+    """
+    for original, after in zip(originals, afters, strict=True):
+        if isinstance(original, np.random.Generator) and isinstance(after, np.random.Generator):
+            original.bit_generator.state = after.bit_generator.state
 
 
 class StudentFunction:
@@ -190,6 +164,30 @@ class StudentFunction:
         return f"<the student's function {self.__name__}>"
 
     def __call__(self, *args: object, **kwargs: object) -> object:
+        """Run the student's function on copies of the arguments; only generators advance here."""
+        result, changed = self._call(args, kwargs)
+        if changed is not None:
+            args_after, kwargs_after = changed
+            _carry_generator_states(list(args), args_after)
+            _carry_generator_states(list(kwargs.values()), [kwargs_after[key] for key in kwargs])
+        return result
+
+    def call_reporting_inputs(self, *args: object, **kwargs: object) -> tuple[object, tuple, dict]:
+        """Call the function; return its result and its arguments as the student's code left them.
+
+        The arguments come back decoded from the kernel's reply (or from what was sent, when the
+        kernel reports no change), as fresh objects that share nothing with the test's own.
+        ``transformer_course.checks.inputs_after_call`` uses this to check that a function leaves
+        its inputs alone. An exception the function raised is raised here too.
+        """
+        result, changed = self._call(args, kwargs)
+        if changed is None:
+            changed = wire.decode(wire.encode(list(args))), wire.decode(wire.encode(kwargs))
+        args_after, kwargs_after = changed
+        return result, tuple(args_after), kwargs_after
+
+    def _call(self, args: tuple, kwargs: dict) -> tuple[object, tuple[list, dict] | None]:
+        """The function's result, and its arguments as it left them where it changed any (else None)."""
         name = self.__name__
         try:
             encoded_args, encoded_kwargs = wire.encode(list(args)), wire.encode(kwargs)
@@ -199,21 +197,18 @@ class StudentFunction:
             ) from None
         reply = self._link.ask({"op": "call", "name": name, "args": encoded_args, "kwargs": encoded_kwargs})
         status = reply.get("status")
+        changed = None
         try:
             if "args_after" in reply:
-                after_args = wire.decode(reply["args_after"])
-                after_kwargs = wire.decode(reply.get("kwargs_after"))
-                if not isinstance(after_args, list) or len(after_args) != len(args):
+                args_after = wire.decode(reply["args_after"])
+                kwargs_after = wire.decode(reply.get("kwargs_after"))
+                if not isinstance(args_after, list) or len(args_after) != len(args):
                     raise wire.MalformedData("the arguments came back changed in number")
-                if not isinstance(after_kwargs, dict) or after_kwargs.keys() != kwargs.keys():
+                if not isinstance(kwargs_after, dict) or kwargs_after.keys() != kwargs.keys():
                     raise wire.MalformedData("the keyword arguments came back changed")
-                for original, after in zip(args, after_args, strict=True):
-                    if _same_kind(original, after):
-                        _restore_state(original, after)
-                for key in kwargs:
-                    _sync_item(kwargs, key, after_kwargs[key])
+                changed = args_after, kwargs_after
             if status == "returned":
-                return wire.decode(reply.get("value"))
+                return wire.decode(reply.get("value")), changed
         except wire.MalformedData as error:
             raise self._link.fail(
                 "GradingError", f"{name} sent back data the grader cannot read ({error})"

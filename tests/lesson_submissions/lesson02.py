@@ -147,3 +147,21 @@ FEEDBACK: dict[str, str] = {
     "variance_is_std": "not the standard deviation",
     "variance_global_random": "not from np.random",
 }
+
+# The graded functions' contracts (the lesson's text), clause by clause, each with the test cell
+# that fails when that clause alone is broken (V: its visible part, H: hidden).
+#
+# cosine_similarity(a, b)
+#   dot product over both lengths: 0, -1, 0.7071 ........ cosine_values V (cosine_one_length)
+#   Euclidean lengths, not squared ...................... cosine_values V, cosine_scale_free V
+#   the exact cosine, not the angle or a rounded value .. cosine_values V (returns_angle, rounded)
+#   unchanged by positive scaling of either vector ...... cosine_scale_free V + H
+#   any length, random vectors (vs PyTorch) ............. cosine_values H
+#   in [-1, 1], cosine 1 with itself .................... cosine_scale_free H
+# empirical_dot_variance(d_k, n_samples, rng)
+#   one number .......................................... dot_variance_value V
+#   the variance (not std, not mean) of the products .... dot_variance_value V (variance_is_std)
+#   standard-normal entries, no scaling ................. dot_variance_value V (variance_uniform_entries,
+#                                                         variance_scaled)
+#   close to d_k for any d_k (not hard-coded) ........... dot_variance_value H, dot_variance_rng H
+#   draws from the rng it is given ...................... dot_variance_rng V (variance_global_random)

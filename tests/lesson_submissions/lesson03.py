@@ -358,3 +358,28 @@ FEEDBACK: dict[str, str] = {
     "attention_scales_q_in_place": "changed its input Q",
     "attention_returns_output_only": "return the pair (output, weights)",
 }
+
+# The graded functions' contracts (design.md section 4 and the lesson's text), clause by clause,
+# each with the test cell that fails when that clause alone is broken (V: its visible part, H: hidden).
+#
+# softmax(x, axis=-1)
+#   same shape, positive, sums to 1 along axis -1 ....... softmax_sums V (softmax_no_keepdims)
+#   uses the axis argument in every reduction ........... softmax_sums V (softmax_ignores_axis) + H
+#   the values (vs PyTorch), shift-invariant ............ softmax_values V + H (softmax_global_sum)
+#   stable: no overflow for 1000s and ±1e4, float32 ..... softmax_stability V + H (softmax_no_max_shift)
+#   does not modify its input ........................... softmax_inputs V (softmax_in_place) + H
+# causal_mask(n)
+#   True on and below the diagonal (query i sees 0..i) .. causal_mask_pattern V (strict, upper) + H
+#   boolean dtype, shape (n, n) ......................... causal_mask_dtype V (causal_mask_floats) + H
+# scaled_dot_product_attention(Q, K, V, mask=None)
+#   returns (output, weights), shapes (n_q, d_v), (n_q, n_k)  attention_shapes V (returns_output_only)
+#   softmax over the keys, rows sum to 1 ................ attention_shapes V (softmax_over_queries)
+#   scale by sqrt(d_k) .................................. attention_values V (no_scale, scale_by_d_k)
+#   True means may attend; masked weights exactly 0 ..... attention_mask V (inverted, ignores_mask,
+#                                                         multiplies_scores)
+#   mask the scores before the softmax .................. attention_mask V (mask_after_softmax,
+#                                                         renormalised_after_softmax)
+#   a mask broadcasts: (n_q, n_k), (1, n_k), (..., 1, n_k)  attention_mask H, attention_batch H
+#   leading batch dimensions, items independent ......... attention_batch V (attention_2d_only) + H
+#   stable for large scores, float32 .................... attention_stability V + H
+#   does not modify Q, K, V or the mask ................. attention_inputs V (scales_q_in_place) + H

@@ -281,3 +281,26 @@ FEEDBACK: dict[str, str] = {
     "mha_ignores_x_kv": "cross-attention weights should have shape",
     "params_without_w_o": "plus W_o (d_model × d_model)",
 }
+
+# The graded functions' contracts (the lesson's text), clause by clause, each with the test cell
+# that fails when that clause alone is broken (V: its visible part, H: hidden).
+#
+# split_heads(x, n_heads)
+#   shape (..., n_heads, n, d_k) ........................ split_heads_values V + H
+#   head i holds the contiguous columns i*d_k:(i+1)*d_k . split_heads_values V (reshape_without_transpose,
+#                                                         interleaved_columns) + H
+#   ValueError when n_heads does not divide d_model ..... split_heads_errors V (assert_instead_of_error)
+#   ValueError for n_heads < 1 .......................... split_heads_errors H
+#   does not modify its input ........................... split_heads_values H (inputs_after_call)
+# combine_heads(x)
+#   the inverse of split_heads, shape (..., n, h * d_k) . combine_heads_values V (without_transpose) + H
+#   does not modify its input ........................... combine_heads_values H (inputs_after_call)
+# multi_head_attention(X_q, X_kv, W_q, W_k, W_v, W_o, n_heads, mask=None)
+#   the worked example: scale sqrt(d_k), heads in order, W_o  mha_trace V (forgets_w_o, scales_by_d_model)
+#   returns (output, weights (..., n_heads, n_q, n_k)) .. mha_self_attention V, mha_trace V
+#   each head's rows sum to 1, batch dimensions ......... mha_self_attention V + H (vs PyTorch)
+#   several heads, not one .............................. mha_trace V (mha_single_head)
+#   keys and values from X_kv (cross-attention) ......... mha_cross_and_mask V (mha_ignores_x_kv) + H
+#   the mask reaches every head; (batch, 1, n_k) padding  mha_cross_and_mask V (mask_without_head_axis) + H
+#   float32 inputs ...................................... mha_self_attention H
+#   does not modify its inputs .......................... mha_self_attention H (inputs_after_call)

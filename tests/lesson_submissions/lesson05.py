@@ -172,9 +172,35 @@ WRONG: dict[str, dict[str, str]] = {
             "    return M\n"
         ),
     },
+    # Stubs that return something of the right shape and do no work: they must earn nothing.
+    "positional_encoding_all_zeros": {
+        "positional_encoding": (
+            "def positional_encoding(seq_len, d_model):\n"
+            + _CHECK
+            + "    return np.zeros((seq_len, d_model))\n"
+        ),
+    },
+    "shift_matrix_all_zeros": {
+        "shift_matrix": (
+            "def shift_matrix(k, d_model):\n"
+            "    if d_model % 2:\n"
+            "        raise ValueError('d_model must be even')\n"
+            "    return np.zeros((d_model, d_model))\n"
+        ),
+    },
+    # The identity is block diagonal, a rotation and right for k = 0: only the angle k tells it apart.
+    "shift_matrix_identity": {
+        "shift_matrix": (
+            "def shift_matrix(k, d_model):\n"
+            "    if d_model % 2:\n"
+            "        raise ValueError('d_model must be even')\n"
+            "    return np.eye(d_model)\n"
+        ),
+    },
 }
 
 _PE_VALUES = {"pe_worked_values", "pe_formula", "pe_odd_d_model"}
+_SHIFT = {"shift_matrix_structure", "shift_matrix_values"}
 
 CAUGHT_BY: dict[str, frozenset[str]] = {
     "sin_cos_swapped": frozenset(_PE_VALUES),
@@ -186,7 +212,47 @@ CAUGHT_BY: dict[str, frozenset[str]] = {
     "no_size_check": frozenset({"pe_errors"}),
     "shift_blocks_transposed": frozenset({"shift_matrix_values"}),
     "shift_wrong_frequency": frozenset({"shift_matrix_values"}),
+    "positional_encoding_all_zeros": frozenset(_PE_VALUES),
+    "shift_matrix_all_zeros": frozenset(_SHIFT),
+    "shift_matrix_identity": frozenset(_SHIFT),
 }
+
+# The mistakes the lesson's text warns about (and the stubs), with the test cells whose VISIBLE part
+# fails for them: the student sees each before submitting (tests/test_visible_tests.py).
+CAUGHT_BY_VISIBLE: dict[str, frozenset[str]] = {
+    "sin_cos_swapped": frozenset({"pe_worked_values", "pe_formula"}),
+    "exponent_i_not_2i": frozenset({"pe_worked_values"}),
+    "exponent_column_index": frozenset({"pe_worked_values", "pe_formula"}),
+    "positions_from_one": frozenset({"pe_worked_values", "pe_formula"}),
+    "odd_d_model_crash": frozenset({"pe_odd_d_model"}),
+    "concatenated_halves": frozenset({"pe_worked_values", "pe_formula"}),
+    "no_size_check": frozenset({"pe_errors"}),
+    "shift_blocks_transposed": frozenset({"shift_matrix_values"}),
+    "shift_wrong_frequency": frozenset({"shift_matrix_values"}),
+    "positional_encoding_all_zeros": frozenset({"pe_worked_values", "pe_formula"}),
+    "shift_matrix_all_zeros": frozenset(_SHIFT),
+    "shift_matrix_identity": frozenset(_SHIFT),
+}
+
+# The graded functions' contracts (design.md section 4 and the lesson's text), clause by clause,
+# each with the test cell that fails when that clause alone is broken (V: its visible part, H: hidden).
+#
+# positional_encoding(seq_len, d_model)
+#   shape (seq_len, d_model) ........................... pe_worked_values V, pe_formula V+H
+#   PE[pos, 2i] = sin(pos / 10000^(2i/d)) ............... pe_worked_values V, pe_formula V+H
+#   PE[pos, 2i+1] = cos(same angle), pair shares angle . pe_worked_values V (exponent_i_not_2i)
+#   positions start at 0 ............................... pe_worked_values V (positions_from_one)
+#   odd d_model allowed, last column a sine ............ pe_odd_d_model V (crash) + H (values)
+#   seq_len < 1 or d_model < 1 -> ValueError ........... pe_errors V (0, 8) + H (other sizes)
+#   not a constant / zero table ........................ pe_worked_values V (positional_encoding_all_zeros)
+# shift_matrix(k, d_model)
+#   M_0 is the identity ................................ shift_matrix_structure V
+#   block diagonal, one 2 x 2 block per pair ........... shift_matrix_structure V
+#   each block a rotation (M M^T = I) .................. shift_matrix_structure V
+#   the first block turns by k (frequency 1) ........... shift_matrix_structure V (shift_matrix_identity)
+#   block orientation [[cos, -sin], [sin, cos]] ........ shift_matrix_values V (shift_blocks_transposed)
+#   pair i's frequency 10000^(-2i/d), any k (negative) . shift_matrix_values V+H (shift_wrong_frequency)
+#   odd d_model -> ValueError .......................... shift_matrix_structure V
 
 # Text the feedback must contain for these mistakes: the hint the student needs.
 FEEDBACK: dict[str, str] = {

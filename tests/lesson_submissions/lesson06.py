@@ -168,6 +168,32 @@ WRONG: dict[str, dict[str, str]] = {
             "    return layer_norm(x + sublayer_out, gamma, beta)\n"
         ),
     },
+    # Stubs that return an array of the right shape and do no work: they must earn nothing.
+    "layer_norm_all_zeros": {
+        "layer_norm": "def layer_norm(x, gamma, beta, eps=1e-5):\n    return np.zeros_like(x)\n",
+    },
+    "layer_norm_constant_beta": {
+        "layer_norm": "def layer_norm(x, gamma, beta, eps=1e-5):\n    return np.zeros_like(x) + beta\n",
+    },
+    "layer_norm_returns_input": {
+        "layer_norm": "def layer_norm(x, gamma, beta, eps=1e-5):\n    return x\n",
+    },
+    "feed_forward_all_zeros": {
+        "feed_forward": "def feed_forward(x, W1, b1, W2, b2):\n    return np.zeros_like(x)\n",
+    },
+    "feed_forward_returns_input": {
+        "feed_forward": "def feed_forward(x, W1, b1, W2, b2):\n    return x\n",
+    },
+    "add_and_norm_all_zeros": {
+        "add_and_norm": (
+            "def add_and_norm(x, sublayer_out, gamma, beta, eps=1e-5):\n    return np.zeros_like(x)\n"
+        ),
+    },
+    "add_and_norm_sum_only": {
+        "add_and_norm": (
+            "def add_and_norm(x, sublayer_out, gamma, beta, eps=1e-5):\n    return x + sublayer_out\n"
+        ),
+    },
     # Counts the weights but forgets the biases.
     "params_without_biases": {
         "ffn_parameter_counts": ("ffn_params = 2 * 512 * 2048\nlayer_norm_params = 2 * 512\n"),
@@ -177,6 +203,8 @@ WRONG: dict[str, dict[str, str]] = {
         "ffn_parameter_counts": ("ffn_params = 2 * 512 * 2048 + 2048 + 512\nlayer_norm_params = 512\n"),
     },
 }
+
+_LAYER_NORM = {"layer_norm_basic", "layer_norm_torch", "layer_norm_gamma_beta", "layer_norm_edge_cases"}
 
 CAUGHT_BY: dict[str, frozenset[str]] = {
     "layer_norm_unbiased_variance": frozenset(
@@ -199,7 +227,60 @@ CAUGHT_BY: dict[str, frozenset[str]] = {
     "add_and_norm_drops_eps": frozenset({"add_and_norm_eps"}),
     "params_without_biases": frozenset({"ffn_params_value"}),
     "params_layer_norm_gamma_only": frozenset({"layer_norm_params_value"}),
+    # add_and_norm is graded against the student's own layer_norm, so a stub layer_norm is charged
+    # there only where add_and_norm's result has no spread (or the constant sum is not beta).
+    "layer_norm_all_zeros": frozenset(_LAYER_NORM | {"add_and_norm_post_norm", "add_and_norm_eps"}),
+    "layer_norm_constant_beta": frozenset(_LAYER_NORM | {"add_and_norm_post_norm", "add_and_norm_eps"}),
+    "layer_norm_returns_input": frozenset(_LAYER_NORM | {"add_and_norm_eps"}),
+    "feed_forward_all_zeros": frozenset({"feed_forward_trace", "feed_forward_torch"}),
+    "feed_forward_returns_input": frozenset({"feed_forward_trace", "feed_forward_torch"}),
+    "add_and_norm_all_zeros": frozenset({"add_and_norm_post_norm", "add_and_norm_eps"}),
+    "add_and_norm_sum_only": frozenset({"add_and_norm_post_norm", "add_and_norm_eps"}),
 }
+
+# The mistakes the lesson's text warns about (and the stubs), with the test cells whose VISIBLE part
+# fails for them: the student sees each before submitting (tests/test_visible_tests.py).
+CAUGHT_BY_VISIBLE: dict[str, frozenset[str]] = {
+    "layer_norm_unbiased_variance": frozenset(
+        {"layer_norm_basic", "layer_norm_torch", "layer_norm_edge_cases"}
+    ),
+    "layer_norm_eps_outside_sqrt": frozenset({"layer_norm_torch", "layer_norm_edge_cases"}),
+    "layer_norm_wrong_axis": frozenset({"layer_norm_basic", "layer_norm_torch", "layer_norm_edge_cases"}),
+    "layer_norm_affine_first": frozenset({"layer_norm_gamma_beta", "layer_norm_edge_cases"}),
+    "layer_norm_no_gamma_beta": frozenset({"layer_norm_gamma_beta", "layer_norm_edge_cases"}),
+    "layer_norm_ignores_eps": frozenset({"layer_norm_torch"}),
+    "ffn_without_relu": frozenset({"feed_forward_trace"}),
+    "ffn_relu_after_w2": frozenset({"feed_forward_trace"}),
+    "ffn_only_2d": frozenset({"feed_forward_torch"}),
+    "add_and_norm_pre_norm": frozenset({"add_and_norm_post_norm", "add_and_norm_eps"}),
+    "add_and_norm_no_residual": frozenset({"add_and_norm_post_norm", "add_and_norm_eps"}),
+    "add_and_norm_drops_eps": frozenset({"add_and_norm_eps"}),
+}
+
+# The graded functions' contracts (design.md section 4 and the lesson's text), clause by clause,
+# each with the test cell that fails when that clause alone is broken (V: its visible part, H: hidden).
+#
+# layer_norm(x, gamma, beta, eps=1e-5)
+#   same shape as x, any leading batch dimensions ....... layer_norm_basic V, layer_norm_torch V+H
+#   statistics over the last axis only .................. layer_norm_basic V (layer_norm_wrong_axis)
+#   biased variance (ddof=0) ............................ layer_norm_basic V (layer_norm_unbiased_variance)
+#   eps inside the square root .......................... layer_norm_edge_cases V, layer_norm_torch V
+#   eps is the argument, not a constant ................. layer_norm_torch V (layer_norm_ignores_eps)
+#   scale by gamma, shift by beta, after normalising .... layer_norm_gamma_beta V (affine_first)
+#   a constant row maps to beta (finite) ................ layer_norm_edge_cases V
+#   large offsets do not matter ......................... layer_norm_edge_cases H
+#   float32 input ....................................... layer_norm_torch H
+#   does not modify its input ........................... layer_norm_torch H (inputs_after_call)
+# feed_forward(x, W1, b1, W2, b2)
+#   ReLU on the hidden layer x W1 + b1, then W2, b2 ..... feed_forward_trace V (ffn_relu_after_w2)
+#   both biases ......................................... feed_forward_trace V
+#   any leading batch dimensions ........................ feed_forward_torch V (ffn_only_2d) + H
+#   does not modify its input ........................... feed_forward_torch H (inputs_after_call)
+# add_and_norm(x, sublayer_out, gamma, beta, eps=1e-5)
+#   layer_norm(x + sublayer_out) (post-norm) ............ add_and_norm_post_norm V (pre_norm, no_residual)
+#   passes eps on to layer_norm ......................... add_and_norm_eps V (add_and_norm_drops_eps) + H
+#   a constant sum maps to beta ......................... add_and_norm_eps V
+#   does not modify its inputs .......................... add_and_norm_post_norm H (inputs_after_call)
 
 # Text the feedback must contain for these mistakes: the hint the student needs.
 FEEDBACK: dict[str, str] = {
