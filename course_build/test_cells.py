@@ -28,6 +28,20 @@ def parse_cell(code: str) -> ast.Module:
         return ast.parse(TransformerManager().transform_cell(code))
 
 
+def statement_bindings(statement: ast.stmt) -> set[str]:
+    """Names a top-level statement binds: functions, classes, assignment targets, imports
+    (``from m import *`` binds names nobody can list: it reads as ``*``)."""
+    if isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+        return {statement.name}
+    if isinstance(statement, ast.Import | ast.ImportFrom):
+        return {(alias.asname or alias.name).split(".")[0] for alias in statement.names}
+    return {
+        node.id
+        for node in ast.walk(statement)
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store)
+    }
+
+
 def defined_names(code: str) -> set[str]:
     """Names a cell binds at its top level (functions, classes, assignments), not its imports."""
     names: set[str] = set()

@@ -72,12 +72,13 @@ def autograde(
     timeout_s: int | None = None,
     jobs: int | None = None,
     unsandboxed: bool = False,
-    **budgets: float,
+    **options: float | bool,
 ) -> dict[str, GradeReport]:
     """Grade ``submissions`` (student -> notebook, or -> {file name: bytes}) in one nbgrader batch;
-    ``budgets`` (``notebook_budget_s``, ``test_cell_budget_s``) as ``grade_lesson`` takes them."""
+    ``options`` (``notebook_budget_s``, ``test_cell_budget_s``, ``run_every_cell``) as
+    ``grade_lesson`` takes them."""
     course = prepare_course(Path(workdir), lesson)
     write_submissions(course, lesson, submissions)
     return grade_lesson(
-        course, lesson, submissions, timeout_s=timeout_s, jobs=jobs, unsandboxed=unsandboxed, **budgets
+        course, lesson, submissions, timeout_s=timeout_s, jobs=jobs, unsandboxed=unsandboxed, **options
     )

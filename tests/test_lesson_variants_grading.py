@@ -6,6 +6,11 @@ a hint its feedback must contain (``FEEDBACK``). Every correct variant earns ful
 mistake loses exactly the points of the cells that check the property it breaks and keeps the
 rest. All submissions of a lesson go through one real nbgrader run. (The reference solution and the
 blank release are graded by tests/test_lesson_pipeline.py.)
+
+Grading skips the course's demonstrations that no answer needs
+(``course_build.nbgrader_plugins.grading_plan``). The correct variants of every lesson are graded
+once more with every cell run, and must get exactly the same points cell by cell; the mistakes'
+verdicts are pinned cell by cell by ``CAUGHT_BY``.
 """
 
 import pytest
@@ -56,6 +61,25 @@ def reports(tmp_path_factory):
     return graded
 
 
+@pytest.fixture(scope="session")
+def every_cell_reports(tmp_path_factory):
+    """lesson -> student -> GradeReport of the correct variants, graded with every cell run."""
+    cache: dict[str, dict[str, GradeReport]] = {}
+
+    def graded(lesson: str) -> dict[str, GradeReport]:
+        if lesson not in cache:
+            module, reference = SUBMISSIONS[lesson], solution_answers(lesson)
+            notebooks = {
+                f"correct_{name}": make_submission(lesson, {**reference, **answers})
+                for name, answers in module.CORRECT.items()
+            }
+            workdir = tmp_path_factory.mktemp(f"{lesson}_every_cell")
+            cache[lesson] = autograde(lesson, notebooks, workdir, run_every_cell=True)
+        return cache[lesson]
+
+    return graded
+
+
 def test_every_lesson_with_an_exercise_to_code_has_realistic_submissions():
     assert set(SUBMISSIONS) == set(lesson_names()) - {
         "01_sequence_problem"
@@ -76,6 +100,14 @@ def test_correct_variant_gets_full_marks(reports, lesson, name):
     report = reports(lesson)[f"correct_{name}"]
     lost = {g: report.scores[g] for g in report.autograded if report.scores[g] != report.max_scores[g]}
     assert lost == {}, f"the correct variant {name!r} lost points: {lost}"
+
+
+@pytest.mark.parametrize("lesson", sorted(SUBMISSIONS))
+def test_skipping_the_demonstrations_changes_no_points(reports, every_cell_reports, lesson):
+    skipped, every_cell = reports(lesson), every_cell_reports(lesson)
+    for student, report in every_cell.items():
+        assert skipped[student].scores == report.scores, f"{student}: points differ when every cell runs"
+        assert skipped[student].max_scores == report.max_scores
 
 
 @pytest.mark.parametrize("lesson, name", WRONG)

@@ -15,23 +15,11 @@ import ast
 from nbformat import NotebookNode
 
 from course_build.cell_roles import is_answer, scores_points
+from course_build.test_cells import statement_bindings
 
 RAISES_EXCEPTION = "raises-exception"
 BEGIN_SOLUTION = "### BEGIN SOLUTION"
 END_SOLUTION = "### END SOLUTION"
-
-
-def _bound_names(statement: ast.stmt) -> set[str]:
-    """Names a top-level statement defines: functions, classes, assignment targets, imports."""
-    if isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-        return {statement.name}
-    if isinstance(statement, ast.Import | ast.ImportFrom):
-        return {(alias.asname or alias.name).split(".")[0] for alias in statement.names}
-    return {
-        node.id
-        for node in ast.walk(statement)
-        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store)
-    }
 
 
 def _read_names(source: str) -> set[str]:
@@ -72,7 +60,7 @@ def answer_names(source: str) -> set[str]:
     for statement in _parse(source).body:
         span = set(range(statement.lineno, (statement.end_lineno or statement.lineno) + 1))
         if span & region:
-            names |= _bound_names(statement)
+            names |= statement_bindings(statement)
     return names
 
 
@@ -97,7 +85,7 @@ def cells_using_answers(cells: list[NotebookNode]) -> list[int]:
             tainted |= answer_names(cell.source)
         elif role is None and _read_names(cell.source) & tainted:
             found.append(index)
-            tainted |= {name for statement in _parse(cell.source).body for name in _bound_names(statement)}
+            tainted |= set().union(*(statement_bindings(s) for s in _parse(cell.source).body))
     return found
 
 

@@ -174,6 +174,7 @@ def grade_lesson(
     unsandboxed: bool = False,
     notebook_budget_s: float | None = None,
     test_cell_budget_s: float | None = None,
+    run_every_cell: bool = False,
     progress: bool = False,
 ) -> dict[str, GradeReport]:
     """Autograde and write feedback for ``students`` (default: every submitted folder).
@@ -182,8 +183,10 @@ def grade_lesson(
     the configured time budgets of a notebook and of a test cell; ``jobs``
     is the number of parallel nbgrader processes (default: ``default_jobs()``); ``timings``, if
     given, receives the seconds each phase took (for the benchmark); ``unsandboxed`` runs the
-    kernels without the sandbox (every report then says its grade is unprotected); ``progress``
-    shows how many students are graded while nbgrader runs (``course_build.instructor.progress``).
+    kernels without the sandbox (every report then says its grade is unprotected);
+    ``run_every_cell`` runs the course's demonstrations too (``SandboxedExecute.run_every_cell``:
+    slower, same verdicts); ``progress`` shows how many students are graded while nbgrader runs
+    (``course_build.instructor.progress``).
     """
     clock = _PhaseClock(timings)
     students = sorted(students) if students is not None else submitted_students(course, lesson)
@@ -202,6 +205,8 @@ def grade_lesson(
         extra.append(f"--SandboxedExecute.notebook_budget={notebook_budget_s}")
     if test_cell_budget_s is not None:
         extra.append(f"--SandboxedExecute.test_cell_budget={test_cell_budget_s}")
+    if run_every_cell:
+        extra.append("--SandboxedExecute.run_every_cell=True")
     graded_before = answers_before_regrade(course, lesson, students)
     graded_paths = [_graded_notebook(course, lesson, s) for s in students]
     with watch_files(f"{lesson}: autograde", graded_paths, enabled=progress):

@@ -7,7 +7,9 @@
   (``course_build.nbgrader_plugins.sandbox``). Where the sandbox cannot run, grading stops with an
   error unless the instructor set ``unsandboxed`` (``python -m course_build.grade --unsandboxed``);
   every notebook graded that way carries a note saying its grade is unprotected.
-* Ordinary cells (the student's answers included) run in the kernel, in order.
+* The student's cells, and the course cells they need, run in the kernel, in order; the course's
+  demonstrations that no answer needs are skipped (``course_build.nbgrader_plugins.grading_plan``;
+  ``run_every_cell`` runs them too).
 * Test cells never run in the kernel. Each is executed by the trusted checker
   (``course_build.checking.checker``) with the lesson's solution names bound to the kernel's values and
   functions; the checker's printed output and its failure become the cell's outputs, so nbgrader's
@@ -45,6 +47,7 @@ from course_build.cell_roles import grade_id, is_test_cell
 from course_build.checking import wire
 from course_build.checking.checker import CheckerGone, CheckerProcess, names_used
 from course_build.grader_notes import UNPROTECTED_NOTE
+from course_build.nbgrader_plugins.grading_plan import cells_to_skip
 from course_build.nbgrader_plugins.kernel_session import KernelSession
 from course_build.nbgrader_plugins.run_notes import notes_for
 from course_build.nbgrader_plugins.sandbox import SandboxedKernelManager, sandbox_problem
@@ -90,6 +93,12 @@ class SandboxedExecute(Execute):
         1200,
         help="Seconds one notebook may take in all; past it the remaining cells fail as not run.",
     ).tag(config=True)
+    run_every_cell = Bool(
+        False,
+        help="Run the course's demonstrations too (worked examples, plots, widgets, studies) instead "
+        "of skipping those no answer needs (course_build.nbgrader_plugins.grading_plan); slower, "
+        "and the verdicts are the same.",
+    ).tag(config=True)
 
     def create_kernel_manager(self):
         if self.unsandboxed:
@@ -111,7 +120,11 @@ class SandboxedExecute(Execute):
             *[a for a in self.extra_arguments if not a.startswith("--IPKernelApp.exec_lines")],
             startup,
         ]
-        self._names = self._solution_names(resources)
+        source = self._source_notebook(resources)
+        self._names = solution_names(source.cells)
+        self._skipped = set() if self.run_every_cell else cells_to_skip(source.cells, nb.cells)
+        if self._skipped:
+            self.log.info("Skipping %d course cells that no answer needs", len(self._skipped))
         self._notes = notes_for(self, resources)
         self._notebook_budget = TimeBudget("the notebook", self.notebook_budget)
         # every cell the kernel runs (replays included) stops when the notebook's time is up
@@ -134,14 +147,14 @@ class SandboxedExecute(Execute):
         self._notes.mark_finished()
         return nb, resources
 
-    def _solution_names(self, resources: dict) -> set[str]:
-        """Names the solution cells of the nbgrader source notebook define (the gradebook keeps
-        only the released stubs of solution cells, which lack the names of value answers)."""
+    def _source_notebook(self, resources: dict) -> NotebookNode:
+        """The lesson's nbgrader source notebook: the trusted copy, which says what the solution
+        cells define (the gradebook keeps only the released stubs, which lack the names of value
+        answers) and which cells are the course's own."""
         coursedir = CourseDirectory(config=self.config)
         info = resources["nbgrader"]
         folder = coursedir.format_path(coursedir.source_directory, ".", info["assignment"])
-        source = nbformat.read(os.path.join(folder, f"{info['notebook']}.ipynb"), as_version=4)
-        return solution_names(source.cells)
+        return nbformat.read(os.path.join(folder, f"{info['notebook']}.ipynb"), as_version=4)
 
     # --- cells -------------------------------------------------------------------------------
 
@@ -153,6 +166,8 @@ class SandboxedExecute(Execute):
                 self._give_up(self._notebook_budget.ran_out())
             if self._given_up:
                 cell.outputs = [_error("NotRun", f"not run: {self._given_up}")]
+            elif index in self._skipped:
+                cell.outputs, cell.execution_count = [], None
             elif is_test_cell(cell):
                 self._run_test_cell(cell, index, label)
             else:
@@ -350,7 +365,7 @@ class SandboxedExecute(Execute):
             return
         run_sync(self._restart)()
         for index, earlier in enumerate(self.nb.cells[:failed_index]):
-            if earlier.cell_type != "code" or index in self._lost or is_test_cell(earlier):
+            if earlier.cell_type != "code" or index in self._lost | self._skipped or is_test_cell(earlier):
                 continue
             if self._notebook_budget.spent():
                 self._give_up(self._notebook_budget.ran_out())

@@ -1,0 +1,307 @@
+"""Which cells of a submission run while it is graded: the student's, and the course cells they need.
+
+A lesson notebook is mostly the course's own cells: worked examples, plots, widgets, studies. The
+grade depends on none of them. Test cells run in the trusted checker and read only names the
+lesson's solution cells define (``course_build.test_cells``), so the kernel has to hold exactly
+what the student's cells make of those names, and whatever the student's cells read. Running every
+demonstration again for each student costs most of a notebook's grading time.
+
+So under grading a code cell is skipped when all of these hold, and runs otherwise ("running"
+cells are the student's and those kept so far, to a fixed point):
+
+* it is one of the course's own cells, unchanged: its source is that of a code cell of the
+  lesson's nbgrader source notebook (the trusted copy) that is neither an answer nor a test. A
+  cell the student added or edited always runs, and so does every answer cell;
+* it binds (imports included) no name that a running cell may read from another cell, nor a
+  name the solution cells define. Reads are followed through function bodies, which look names
+  up when called, so a later cell that binds them again runs too;
+* it changes nothing that a running cell reads: no object bound by another cell that a running
+  cell reads (``rows.append(...)``, ``model.eval()``), no attribute or item of it (``np.x = ...``),
+  no ``set_...``/``use_...``/save/write call on it (printing and thread settings excepted);
+* it makes no call that changes the process or its files by a bare name (``open``, the course's
+  ``explain_exercise_errors``, warnings filters, ``chdir``, ``putenv``...);
+* it seeds no generator (``np.random.seed``, ``torch.manual_seed``) before a running cell whose
+  own statements use any name of the notebook (they may draw from it, directly or through a
+  helper). Function bodies are exempt: tests call functions with a generator of their own, and a
+  test can never rely on the kernel's global generator, which any earlier cell may draw from;
+* the student's cells all parse and reach no name indirectly (``globals()``, ``eval``, ``exec``,
+  ``get_ipython``, ``sys``, frames, ``__dict__``, ``from m import *``): otherwise nothing is skipped.
+
+The student's code is never edited, and never skipped: only unchanged course cells are. A skipped
+cell keeps no output in the graded notebook.
+"""
+
+import ast
+import builtins
+import re
+from collections.abc import Sequence
+
+from nbformat import NotebookNode
+
+from course_build.cell_roles import is_answer, is_test_cell
+from course_build.test_cells import parse_cell, solution_names, statement_bindings
+
+# Names through which code reaches the notebook's variables without naming them.
+INDIRECT_NAMES = frozenset(
+    {
+        "globals",
+        "locals",
+        "vars",
+        "eval",
+        "exec",
+        "compile",
+        "get_ipython",
+        "__import__",
+        "sys",
+        "inspect",
+        "importlib",
+        "builtins",
+        "__builtins__",
+        "__main__",
+        "gc",
+        "In",  # IPython's history of inputs and outputs
+        "Out",
+        "_ih",
+        "_oh",
+    }
+)
+INDIRECT_ATTRIBUTES = frozenset({"__globals__", "f_globals", "f_locals", "__dict__"})
+# Calls that change the process or its files (``explain_...``: the set-up cell installs the
+# course's short error messages): a course cell making one always runs.
+STATEFUL_CALL = re.compile(
+    r"^set_|^setattr$|^use_|^explain_|filterwarnings|simplefilter|chdir|environ|putenv|save|"
+    r"dump|write|mkdir|remove|unlink|rename|rmtree|move|^open$|touch|register|install|patch"
+)
+# Settings that change how fast, or how printed, never what is computed.
+HARMLESS_SETTINGS = frozenset({"set_printoptions", "set_num_threads", "set_num_interop_threads"})
+SEEDING_CALL = re.compile(r"seed")
+BUILTIN_NAMES = frozenset(dir(builtins))
+
+
+class _Cell:
+    """What a code cell binds and reads, by name."""
+
+    def __init__(self, source: str) -> None:
+        self.parsed = True
+        try:
+            tree = parse_cell(source)
+        except SyntaxError:
+            self.parsed, tree = False, ast.Module(body=[], type_ignores=[])
+        self.binds = set().union(*(statement_bindings(s) for s in tree.body))
+        self.binds_data = set().union(
+            *(statement_bindings(s) for s in tree.body if not isinstance(s, _DEFINITIONS))
+        )
+        self.reads = _reads_from_elsewhere(tree)
+        everything_read = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+        attributes = {n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute)}
+        self.indirect = bool(
+            everything_read & INDIRECT_NAMES or attributes & INDIRECT_ATTRIBUTES or "*" in self.binds
+        )
+        own_functions = {s.name for s in tree.body if isinstance(s, ast.FunctionDef | ast.AsyncFunctionDef)}
+        calls = _stateful_calls(tree, own_functions, STATEFUL_CALL)
+        # a module's or object's state, changed through its name: it matters where running code reads it
+        self.touches = (_changed_from_outside(tree) | {root for root in calls if root}) - self.binds_data
+        # a stateful function called by its bare name (``explain_exercise_errors()``, ``open(...)``)
+        self.stateful = None in calls
+        self.seeds = bool(_stateful_calls(tree, own_functions, SEEDING_CALL))
+        # the cell's own statements use the notebook's names (not only inside the functions it defines)
+        top_level = [s for s in tree.body if not isinstance(s, ast.FunctionDef | ast.AsyncFunctionDef)]
+        self.uses_names_now = bool(_statement_reads(top_level, frozenset()) - BUILTIN_NAMES)
+
+
+_DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Import, ast.ImportFrom)
+_FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
+_COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+
+
+def _reads_from_elsewhere(tree: ast.Module) -> set[str]:
+    """Names the cell may take from other cells: read before the cell's own statements surely
+    bound them, or read by a function at call time (when another cell may have bound them again)."""
+    return _statement_reads(tree.body, frozenset())
+
+
+def _statement_reads(statements: list[ast.stmt], bound: frozenset[str]) -> set[str]:
+    """What ``statements``, run in order, read that neither ``bound`` nor they themselves surely
+    bound first. A name bound only inside a branch or a loop's body is not sure to be bound."""
+    reads: set[str] = set()
+    for statement in statements:
+        if isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            reads |= global_reads(statement)
+        elif isinstance(statement, ast.For | ast.AsyncFor):
+            reads |= global_reads(statement.iter) - bound
+            target = {n.id for n in ast.walk(statement.target) if isinstance(n, ast.Name)}
+            reads |= _statement_reads(statement.body, bound | target)
+            reads |= _statement_reads(statement.orelse, bound)
+            continue
+        elif isinstance(statement, ast.If):
+            reads |= global_reads(statement.test) - bound
+            reads |= _statement_reads(statement.body, bound) | _statement_reads(statement.orelse, bound)
+            continue
+        elif isinstance(statement, ast.With | ast.AsyncWith):
+            reads |= set().union(*(global_reads(item.context_expr) for item in statement.items)) - bound
+            names: set[str] = set()
+            for item in statement.items:
+                if item.optional_vars is not None:
+                    names |= {n.id for n in ast.walk(item.optional_vars) if isinstance(n, ast.Name)}
+            reads |= _statement_reads(statement.body, bound | names)
+        else:
+            reads |= global_reads(statement) - bound
+        bound = bound | statement_bindings(statement)
+    return reads
+
+
+def global_reads(tree: ast.AST) -> set[str]:
+    """Names the code may look up in the notebook's globals: every name read at the top level,
+    and every name a function (or comprehension) reads without binding it in its own scope.
+    Errs on the side of reading more: a name read is dropped only where it is surely local."""
+    reads: set[str] = set()
+
+    def visit(node: ast.AST, local: frozenset[str]) -> None:
+        if isinstance(node, _FUNCTIONS):
+            arguments = node.args
+            for default in [*arguments.defaults, *(d for d in arguments.kw_defaults if d is not None)]:
+                visit(default, local)
+            for decorator in getattr(node, "decorator_list", []):
+                visit(decorator, local)
+            body = node.body if isinstance(node.body, list) else [node.body]
+            inner = local | _scope_bindings(arguments, body)
+            for statement in body:
+                visit(statement, inner)
+        elif isinstance(node, _COMPREHENSIONS):
+            first, *rest = node.generators
+            targets = [n for g in node.generators for n in ast.walk(g.target)]
+            inner = local | {n.id for n in targets if isinstance(n, ast.Name)}
+            visit(first.iter, local)  # the only part evaluated in the enclosing scope
+            for part in [*(g.iter for g in rest), *(c for g in node.generators for c in g.ifs)]:
+                visit(part, inner)
+            for part in (node.key, node.value) if isinstance(node, ast.DictComp) else (node.elt,):
+                visit(part, inner)
+        elif isinstance(node, ast.ClassDef):
+            for child in [*node.bases, *node.keywords, *node.decorator_list]:
+                visit(child, local)
+            for statement in node.body:  # methods do not see the class's names: keep ``local``
+                visit(statement, local)
+        else:
+            if isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
+                if node.target.id not in local:  # ``x += 1`` reads x first
+                    reads.add(node.target.id)
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id not in local:
+                reads.add(node.id)
+            for child in ast.iter_child_nodes(node):
+                visit(child, local)
+
+    visit(tree, frozenset())
+    return reads
+
+
+def _scope_bindings(arguments: ast.arguments, body: list[ast.AST]) -> frozenset[str]:
+    """The local names of a function: its parameters and what its own body binds (not what a
+    nested function or comprehension binds), less the names it declares ``global``."""
+    names = {a.arg for a in [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]}
+    names |= {a.arg for a in (arguments.vararg, arguments.kwarg) if a is not None}
+    declared_global: set[str] = set()
+    stack = list(body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.Global):
+            declared_global.update(node.names)
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store | ast.Del):
+            names.add(node.id)
+        elif isinstance(node, ast.alias):
+            names.add((node.asname or node.name).split(".")[0])
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            names.add(node.name)
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            names.add(node.name)
+            continue  # its body is a scope of its own
+        if isinstance(node, (ast.Lambda, *_COMPREHENSIONS)):
+            continue
+        stack.extend(ast.iter_child_nodes(node))
+    return frozenset(names - declared_global)
+
+
+def _stateful_calls(tree: ast.AST, own_functions: set[str], pattern: re.Pattern) -> set[str | None]:
+    """Where the calls that may change state go: the root name of ``np.random.seed(0)`` (``np``),
+    or None for a stateful function called by its bare name. Calls of a function the cell itself
+    defines are left out (its body is read anyway)."""
+    roots: set[str | None] = set()
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        target = node.func
+        if isinstance(target, ast.Name) and target.id not in own_functions:
+            if pattern.search(target.id) and target.id not in HARMLESS_SETTINGS:
+                roots.add(None)
+        elif isinstance(target, ast.Attribute) and pattern.search(target.attr):
+            if target.attr in HARMLESS_SETTINGS:
+                continue
+            root = target.value
+            while isinstance(root, ast.Attribute | ast.Subscript | ast.Call):
+                root = root.func if isinstance(root, ast.Call) else root.value
+            roots.add(root.id if isinstance(root, ast.Name) else None)
+    return roots
+
+
+def _changed_from_outside(tree: ast.Module) -> set[str]:
+    """Names whose attribute or item a top-level statement sets or deletes (``np.x = ...``,
+    ``table[k] = ...``): the object may belong to another cell, or be a module."""
+    roots = set()
+    for statement in tree.body:
+        if isinstance(statement, ast.Assign | ast.AugAssign | ast.AnnAssign | ast.Delete):
+            single = not isinstance(statement, ast.Assign | ast.Delete)
+            targets = [statement.target] if single else statement.targets
+            for target in targets:
+                while isinstance(target, ast.Attribute | ast.Subscript):
+                    target = target.value
+                    if isinstance(target, ast.Name):
+                        roots.add(target.id)
+    return roots
+
+
+def _is_course_cell(cell: NotebookNode) -> bool:
+    return cell.cell_type == "code" and not is_answer(cell) and not is_test_cell(cell)
+
+
+def cells_to_skip(source_cells: Sequence[NotebookNode], submitted_cells: Sequence[NotebookNode]) -> set[int]:
+    """Indices of ``submitted_cells`` that need not run under grading (see the module's rules).
+
+    ``source_cells`` are the lesson's nbgrader source notebook's cells (trusted): they say which
+    sources are the course's own and which names the solution cells define.
+    """
+    course_sources = {cell.source for cell in source_cells if _is_course_cell(cell)}
+    candidates: dict[int, _Cell] = {}
+    running: dict[int, _Cell] = {}
+    for index, cell in enumerate(submitted_cells):
+        if cell.cell_type != "code" or is_test_cell(cell):
+            continue
+        if _is_course_cell(cell) and cell.source in course_sources:
+            candidates[index] = _Cell(cell.source)
+        else:
+            running[index] = _Cell(cell.source)
+    if any(not cell.parsed or cell.indirect for cell in running.values()):
+        return set()
+    needed = solution_names(list(source_cells)).union(*(cell.reads for cell in running.values()))
+    data = set().union(*(cell.binds_data for cell in running.values()))
+
+    def drawn_after(index: int) -> bool:
+        """Whether the statements of a running cell after ``index`` may draw random numbers."""
+        return any(cell.uses_names_now for i, cell in running.items() if i > index)
+
+    changed = True
+    while changed:
+        changed = False
+        for index, cell in candidates.items():
+            if index in running or not (
+                cell.binds & needed
+                or "*" in cell.binds
+                or cell.reads & data & needed
+                or cell.touches & needed
+                or (cell.seeds and drawn_after(index))
+                or cell.stateful
+            ):
+                continue
+            running[index] = cell
+            needed |= cell.reads
+            data |= cell.binds_data
+            changed = True
+    return set(candidates) - set(running)

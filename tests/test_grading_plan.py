@@ -1,0 +1,108 @@
+"""Which cells run under grading (fast, no kernel): the student's, and every course cell they may need.
+
+The grading runs themselves (every lesson's realistic submissions graded with the plan and
+compared with a run of every cell) are in tests/test_lesson_variants_grading.py.
+"""
+
+import ast
+
+import nbformat
+import pytest
+
+from course_build.nbgrader_plugins.grading_plan import cells_to_skip, global_reads
+from course_build.paths import lesson_names, nbgrader_source_notebook, student_notebook
+
+SETUP = "import numpy as np"
+ANSWER = "def double(x):\n    ### BEGIN SOLUTION\n    return np.multiply(2, x)\n    ### END SOLUTION"
+TEST = "assert double(2) == 4"
+
+
+def _code(source: str, role: str | None = None) -> nbformat.NotebookNode:
+    cell = nbformat.v4.new_code_cell(source)
+    if role == "answer":
+        cell.metadata.nbgrader = {"grade_id": "double", "solution": True, "grade": False, "locked": False}
+    elif role == "test":
+        cell.metadata.nbgrader = {"grade_id": "t", "solution": False, "grade": True, "points": 1}
+    return cell
+
+
+def _lesson(*demonstrations: str, answer: str = ANSWER) -> list[nbformat.NotebookNode]:
+    """A source notebook: set-up, the demonstrations, one answer and its test."""
+    return [_code(SETUP), *map(_code, demonstrations), _code(answer, "answer"), _code(TEST, "test")]
+
+
+def _skipped_sources(source: list, submitted: list | None = None) -> list[str]:
+    submitted = source if submitted is None else submitted
+    return [submitted[i].source for i in sorted(cells_to_skip(source, submitted))]
+
+
+def test_a_demonstration_no_answer_needs_is_skipped_and_the_set_up_is_not():
+    source = _lesson("x = np.arange(3)\nprint(double(x))")
+    assert _skipped_sources(source) == ["x = np.arange(3)\nprint(double(x))"]
+
+
+def test_a_demonstration_whose_names_the_students_code_reads_runs_with_what_it_needs():
+    source = _lesson("base = np.ones(3)", "scale = base.sum()", "plot = 1")
+    uses_scale = "def double(x):\n    return scale * x / 1.5"
+    submitted = _lesson("base = np.ones(3)", "scale = base.sum()", "plot = 1", answer=uses_scale)
+    assert _skipped_sources(source, submitted) == ["plot = 1"]
+
+
+def test_cells_the_student_added_or_edited_always_run():
+    source = _lesson("demo = 1")
+    submitted = _lesson("demo = 2")  # an edited course cell
+    submitted.insert(1, _code("helper = 3"))  # a cell of the student's own
+    assert _skipped_sources(source, submitted) == []
+
+
+def test_a_demonstration_that_changes_an_object_the_answer_reads_runs():
+    answer = "rows = []\ndef double(x):\n    return np.multiply(2, x) + len(rows)"
+    source = _lesson("rows.append(1)", "np.flag = True", "other = 2", answer=answer)
+    assert _skipped_sources(source) == ["other = 2"]
+
+
+def test_a_seed_runs_when_the_students_statements_draw_after_it():
+    drawing = "sample = np.random.normal()\ndef double(x):\n    return np.multiply(2, x)"
+    source = _lesson("np.random.seed(0)", answer=drawing)
+    assert _skipped_sources(source) == []
+    # a function reads the global generator only when a test calls it: tests pass their own
+    only_functions = "def double(x):\n    return 2 * x + 0 * np.random.normal()"
+    assert _skipped_sources(_lesson("np.random.seed(0)", answer=only_functions)) == ["np.random.seed(0)"]
+
+
+def test_a_demonstration_that_writes_files_or_defines_a_solution_name_runs():
+    source = _lesson("open('f.txt', 'w').write('1')", "def double(x):\n    return x", "z = 1")
+    assert _skipped_sources(source) == ["z = 1"]
+
+
+@pytest.mark.parametrize(
+    "student_cell",
+    ["globals()['hidden'] = 1", "x = eval('1')", "import sys\nsys.modules['__main__']", "print(Out[3])", "def f(:\n  pass"],
+)
+def test_indirect_access_or_a_cell_that_does_not_parse_runs_everything(student_cell):
+    source = _lesson("demo = 1")
+    submitted = _lesson("demo = 1")
+    submitted.insert(1, _code(student_cell))
+    assert _skipped_sources(source, submitted) == []
+
+
+def test_a_name_is_local_only_where_python_makes_it_local():
+    code = (
+        "def f(a):\n    b = a\n    return b + c + [d for d in e]\n"
+        "def g():\n    global h\n    h = 1\n    return h\n"
+        "k = [m for m in n]\n"
+        "total += 1\n"
+    )
+    assert global_reads(ast.parse(code)) == {"c", "e", "h", "n", "total"}
+
+
+@pytest.mark.parametrize("lesson", lesson_names())
+def test_every_lesson_skips_its_quiz_and_most_demonstrations(lesson):
+    source = nbformat.read(nbgrader_source_notebook(lesson), as_version=4).cells
+    student = nbformat.read(student_notebook(lesson), as_version=4).cells
+    skipped = cells_to_skip(source, student)
+    course_cells = [
+        i for i, c in enumerate(student) if c.cell_type == "code" and "nbgrader" not in c.metadata
+    ]
+    assert "lesson_quiz" in student[max(course_cells)].source and max(course_cells) in skipped
+    assert len(skipped) >= len(course_cells) / 2, f"{lesson}: only {len(skipped)}/{len(course_cells)} skipped"
