@@ -1,4 +1,4 @@
-"""The grade sheet and the feedback summary read a real gradebook (fast: no kernel, no nbgrader run).
+"""The grade sheet and the feedback summary read a real gradebook (no kernel, no autograde).
 
 A small course with one lesson (a 2-point test cell, a 3-point written answer) and three students:
 Ada's written answer waits for the grader, Bob never submitted, Cleo submitted two days late
@@ -17,12 +17,15 @@ import pytest
 from nbgrader.api import Gradebook
 
 from course_build.grader_notes import NotebookNotes
+from course_build.instructor import grade_batch
+from course_build.instructor.grade_batch import write_feedback
 from course_build.instructor.grade_sheet import lesson_table, sheet_row, status, write_sheet
 from course_build.instructor.late_policy import LatePolicy, LatePolicyError, assess
 from course_build.instructor.manual_grades import answers_before_regrade, keep_hand_grades
 from course_build.instructor.results import NO_SUBMISSION_NOTE, class_results
 from course_build.instructor.student_records import StudentRecord, write_record
 from course_build.nbgrader_plugins.feedback import cell_score_text, summary_rows
+from course_build.paths import NBGRADER_CONFIG
 
 LESSON = "L01"
 
@@ -53,6 +56,7 @@ def _course_template(tmp_path_factory):
             gradebook.add_grade_cell("t1", LESSON, LESSON, max_score=2, cell_type="code")
             gradebook.add_grade_cell("w1", LESSON, LESSON, max_score=3, cell_type="markdown")
             gradebook.add_solution_cell("w1", LESSON, LESSON)
+            gradebook.add_solution_cell("answer", LESSON, LESSON)
             for student, name in (("ada", "Ada"), ("bob", "Bob"), ("cleo", "Cleo")):
                 gradebook.add_student(student, last_name=name, lms_user_id=name.lower())
             for student in ("ada", "cleo"):
@@ -252,3 +256,13 @@ def test_hand_grades_survive_a_regrade_unless_the_answer_changed(course):
     notes = NotebookNotes(course, "cleo", LESSON).notes()
     assert any("w1: the answer changed since it was graded by hand" in note for note in notes)
     assert any("w1: the answer changed" in note for note in results["cleo"].notes)
+
+
+@pytest.mark.slow
+def test_feedback_written_by_several_nbgrader_processes_is_the_same_as_by_one(course, monkeypatch):
+    shutil.copy(NBGRADER_CONFIG, course / "nbgrader_config.py")
+    one = {p.relative_to(course): p.read_bytes() for p in write_feedback(course, LESSON, jobs=1)}
+    assert [str(p.parent.parent) for p in one] == ["feedback/ada", "feedback/cleo"]
+    monkeypatch.setattr(grade_batch, "STUDENTS_PER_FEEDBACK_PROCESS", 1)  # one process per student
+    two = {p.relative_to(course): p.read_bytes() for p in write_feedback(course, LESSON, jobs=2)}
+    assert two == one

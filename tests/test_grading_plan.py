@@ -77,7 +77,13 @@ def test_a_demonstration_that_writes_files_or_defines_a_solution_name_runs():
 
 @pytest.mark.parametrize(
     "student_cell",
-    ["globals()['hidden'] = 1", "x = eval('1')", "import sys\nsys.modules['__main__']", "print(Out[3])", "def f(:\n  pass"],
+    [
+        "globals()['hidden'] = 1",
+        "x = eval('1')",
+        "import sys\nsys.modules['__main__']",
+        "print(Out[3])",
+        "def f(:\n  pass",
+    ],
 )
 def test_indirect_access_or_a_cell_that_does_not_parse_runs_everything(student_cell):
     source = _lesson("demo = 1")

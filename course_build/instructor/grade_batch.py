@@ -32,7 +32,6 @@ from course_build.nbgrader_plugins.sandboxed_execute import SandboxedExecute
 from course_build.nbgrader_runner import (
     NbgraderError,
     finish_nbgrader,
-    run_nbgrader,
     start_nbgrader,
 )
 
@@ -225,19 +224,38 @@ def grade_lesson(
     return reports
 
 
-def write_feedback(course: Path, lesson: str) -> list[Path]:
+STUDENTS_PER_FEEDBACK_PROCESS = 10  # fewer, and a second nbgrader's start-up costs more than it saves
+
+
+def write_feedback(course: Path, lesson: str, jobs: int | None = None) -> list[Path]:
     """Write every graded student's feedback page for ``lesson`` afresh; return the pages.
 
     Each student's old ``feedback/<student>/<lesson>/`` is removed first (instead of nbgrader's
     ``--force``, which warns for each one), so a rerun gives the same pages and nothing stale.
     A graded folder whose student the gradebook no longer has (``nbgrader db student remove``) is
-    left out instead of stopping everyone's feedback.
+    left out instead of stopping everyone's feedback. A large class is split among up to ``jobs``
+    nbgrader processes (default: ``default_jobs()``), each writing its share of the pages.
     """
     for folder in (course / "feedback").glob(f"*/{lesson}"):
         shutil.rmtree(folder)
     removed = _graded_but_not_in_gradebook(course, lesson)
-    exclude = [f"--CourseDirectory.student_id_exclude={','.join(removed)}"] if removed else []
-    run_nbgrader(course, "generate_feedback", lesson, *exclude)
+    graded = sorted(p.parent.name for p in (course / "autograded").glob(f"*/{lesson}") if p.is_dir())
+    graded = [s for s in graded if s not in removed]
+    processes = max(1, min(jobs or default_jobs(), len(graded) // STUDENTS_PER_FEEDBACK_PROCESS))
+    groups = [graded[i::processes] for i in range(processes)]
+    started = []
+    for group in groups:
+        others = [s for s in graded if s not in group] + removed if processes > 1 else removed
+        exclude = [f"--CourseDirectory.student_id_exclude={','.join(others)}"] if others else []
+        started.append(start_nbgrader(course, "generate_feedback", lesson, *exclude))
+    errors = []
+    for process in started:
+        try:
+            finish_nbgrader(process, timeout_s=1800)
+        except NbgraderError as error:
+            errors.append(error)
+    if errors:
+        raise errors[0]
     return sorted((course / "feedback").glob(f"*/{lesson}/{lesson}.html"))
 
 
