@@ -30,10 +30,9 @@ from traitlets import Dict
 from traitlets.config import Configurable
 from traitlets.config.loader import PyFileConfigLoader
 
-from course_build.instructor.course_dir import CourseDirError, has_gradebook, resolve_course
+from course_build.instructor.course_dir import open_course
 from course_build.instructor.grade_batch import write_feedback
 from course_build.instructor.grade_sheet import points
-from course_build.instructor.late_policy import LatePolicyError, course_late_policy
 from course_build.instructor.results import LessonResult, class_results, graded_lessons
 from course_build.nbgrader_runner import NbgraderError
 
@@ -203,15 +202,7 @@ def main(argv: list[str] | None = None) -> int:
     feedback.add_argument("lesson", help="lesson (assignment) name, e.g. 03_attention")
     feedback.add_argument("--out", type=Path, required=True, help="folder to write (and FOLDER.zip)")
     args = parser.parse_args(argv)
-    try:
-        course = resolve_course(args.course)
-        policy = course_late_policy(course)
-    except (CourseDirError, LatePolicyError) as error:
-        parser.exit(2, f"{error}\n")
-    if not has_gradebook(course):
-        parser.exit(
-            2, f"{course} has no gradebook yet: grade a lesson first (python -m course_build.grade)\n"
-        )
+    course, policy = open_course(parser, args.course, need_gradebook=True)
     if args.what == "lms":
         table = lms_table(
             class_results(course, policy), course_lms_settings(course).assignment_titles, args.include_pending

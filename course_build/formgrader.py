@@ -16,8 +16,8 @@ from pathlib import Path
 
 from nbgrader.api import Gradebook
 
-from course_build.instructor.course_dir import CourseDirError, has_gradebook, resolve_course
-from course_build.instructor.late_policy import LatePolicy, LatePolicyError, course_late_policy
+from course_build.instructor.course_dir import has_gradebook, open_course
+from course_build.instructor.late_policy import LatePolicy
 from course_build.instructor.results import graded_lessons
 
 EXTENSION = "course_build.nbgrader_plugins.formgrader_extension"
@@ -64,11 +64,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--ip", default="127.0.0.1", help="address to listen on (default: this machine only)")
     parser.add_argument("--no-browser", action="store_true", help="do not open a browser")
     args = parser.parse_args(argv)
-    try:
-        course = resolve_course(args.course)
-        policy = course_late_policy(course)
-    except (CourseDirError, LatePolicyError) as error:
-        parser.exit(2, f"{error}\n")
+    course, policy = open_course(parser, args.course)
     lessons = []
     if has_gradebook(course):
         with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gradebook:

@@ -28,10 +28,9 @@ from pathlib import Path
 from nbgrader.api import Gradebook, MissingEntry
 
 from course_build.grade import configured_bwrap
-from course_build.instructor.course_dir import CourseDirError, has_gradebook, resolve_course
+from course_build.instructor.course_dir import has_gradebook, open_course
 from course_build.instructor.grade_batch import grade_lesson, submitted_students
 from course_build.instructor.grade_sheet import lesson_table, points
-from course_build.instructor.late_policy import LatePolicyError, course_late_policy
 from course_build.instructor.results import LessonResult, class_results
 from course_build.nbgrader_plugins.restore_cells import keep_release
 from course_build.nbgrader_plugins.sandbox import sandbox_problem
@@ -156,11 +155,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     lesson = args.lesson
-    try:
-        course = resolve_course(args.course)
-        policy = course_late_policy(course)
-    except (CourseDirError, LatePolicyError) as error:
-        parser.exit(2, f"{error}\n")
+    course, policy = open_course(parser, args.course)
     if not (course / "source" / lesson / f"{lesson}.ipynb").is_file():
         parser.error(f"{course}/source has no lesson {lesson!r}")
     students = submitted_students(course, lesson)

@@ -19,10 +19,10 @@ from pathlib import Path
 
 from nbgrader.api import Gradebook
 
-from course_build.instructor.course_dir import CourseDirError, has_gradebook, resolve_course
+from course_build.instructor.course_dir import open_course
 from course_build.instructor.grade_batch import write_feedback
 from course_build.instructor.grade_sheet import sheet_tables, write_sheet
-from course_build.instructor.late_policy import LatePolicyError, course_late_policy
+from course_build.instructor.late_policy import course_late_policy
 from course_build.instructor.results import LessonResult, class_results, graded_lessons
 from course_build.nbgrader_runner import NbgraderError
 
@@ -45,15 +45,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--course", type=Path, help="course directory (default: autograder)")
     parser.add_argument("--out", type=Path, help="grade sheet CSV (default: COURSE/grades.csv)")
     args = parser.parse_args(argv)
-    try:
-        course = resolve_course(args.course)
-        policy = course_late_policy(course)
-    except (CourseDirError, LatePolicyError) as error:
-        parser.exit(2, f"{error}\n")
-    if not has_gradebook(course):
-        parser.exit(
-            2, f"{course} has no gradebook yet: grade a lesson first (python -m course_build.grade)\n"
-        )
+    course, policy = open_course(parser, args.course, need_gradebook=True)
     with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gradebook:
         graded = graded_lessons(gradebook)
     unknown = [lesson for lesson in args.lessons if lesson not in graded]

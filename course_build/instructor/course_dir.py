@@ -6,7 +6,10 @@ work too. Anywhere else they stop with a message naming the folder they looked f
 doing nothing (nbgrader started in the wrong folder shows an empty course without a word).
 """
 
+import argparse
 from pathlib import Path
+
+from course_build.instructor.late_policy import LatePolicy, LatePolicyError, course_late_policy
 
 DEFAULT = Path("autograder")
 
@@ -40,3 +43,20 @@ def resolve_course(given: Path | None) -> Path:
 
 def has_gradebook(course: Path) -> bool:
     return (course / "gradebook.db").is_file()
+
+
+def open_course(
+    parser: argparse.ArgumentParser, given: Path | None, *, need_gradebook: bool = False
+) -> tuple[Path, LatePolicy]:
+    """The course directory a command works on and its late policy; where either is unusable (or
+    there is no gradebook yet and the command needs one), the command exits with one line on why."""
+    try:
+        course = resolve_course(given)
+        policy = course_late_policy(course)
+    except (CourseDirError, LatePolicyError) as error:
+        parser.exit(2, f"{error}\n")
+    if need_gradebook and not has_gradebook(course):
+        parser.exit(
+            2, f"{course} has no gradebook yet: grade a lesson first (python -m course_build.grade)\n"
+        )
+    return course, policy
