@@ -112,3 +112,10 @@ def test_every_lesson_skips_its_quiz_and_most_demonstrations(lesson):
     ]
     assert "lesson_quiz" in student[max(course_cells)].source and max(course_cells) in skipped
     assert len(skipped) >= len(course_cells) / 2, f"{lesson}: only {len(skipped)}/{len(course_cells)} skipped"
+
+
+def test_a_function_reading_its_own_cells_import_needs_only_the_cells_after_it():
+    answer = "from math import sqrt\ndef double(x):\n    return np.multiply(2, x) + 0 * sqrt(4)"
+    source = [_code(SETUP), _code("from math import sqrt"), _code(answer, "answer"), _code(TEST, "test")]
+    source.insert(3, _code("sqrt = abs  # binds the name the function reads again"))
+    assert _skipped_sources(source) == ["from math import sqrt"]

@@ -91,7 +91,11 @@ class _Cell:
         self.binds_data = set().union(
             *(statement_bindings(s) for s in tree.body if not isinstance(s, _DEFINITIONS))
         )
-        self.reads = _reads_from_elsewhere(tree)
+        reads = _reads_from_elsewhere(tree)
+        # a function reading a name its own cell binds finds the cell's value, unless a later cell
+        # binds the name again before the function is called
+        self.reads_after_cell = reads & self.binds
+        self.reads = reads - self.binds
         everything_read = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
         attributes = {n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute)}
         self.indirect = bool(
@@ -283,6 +287,11 @@ def cells_to_skip(source_cells: Sequence[NotebookNode], submitted_cells: Sequenc
     needed = solution_names(list(source_cells)).union(*(cell.reads for cell in running.values()))
     data = set().union(*(cell.binds_data for cell in running.values()))
 
+    def read_after(index: int) -> set[str]:
+        """Names running cells before ``index`` read at call time from their own cell: a cell at
+        ``index`` binding one of them again changes what those functions find."""
+        return set().union(*(cell.reads_after_cell for i, cell in running.items() if i < index))
+
     def drawn_after(index: int) -> bool:
         """Whether the statements of a running cell after ``index`` may draw random numbers."""
         return any(cell.uses_names_now for i, cell in running.items() if i > index)
@@ -292,7 +301,7 @@ def cells_to_skip(source_cells: Sequence[NotebookNode], submitted_cells: Sequenc
         changed = False
         for index, cell in candidates.items():
             if index in running or not (
-                cell.binds & needed
+                cell.binds & (needed | read_after(index))
                 or "*" in cell.binds
                 or cell.reads & data & needed
                 or cell.touches & needed
