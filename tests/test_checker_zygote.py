@@ -140,6 +140,15 @@ def test_a_killed_checker_fails_at_once_and_leaves_the_zygote_serving(own_zygote
     after.close()
 
 
+def test_the_zygote_forks_with_one_thread_and_its_checkers_compute_on_one(own_zygote):
+    """Forking is safe only from a single-threaded process: importing torch must start no threads."""
+    checker = zygote.start_checker()
+    threads = _printed(checker, "import torch\nprint(torch.get_num_threads(), torch.ones(4).sum().item())")
+    assert threads == "1 4.0\n"
+    assert os.listdir(f"/proc/{zygote._zygote.process.pid}/task") == [str(zygote._zygote.process.pid)]
+    checker.close()
+
+
 def test_a_checker_that_ended_cannot_be_killed_twice_by_pid(own_zygote):
     """Killing goes through a pidfd: once the checker is gone, nothing else gets the signal."""
     checker = zygote.start_checker()
