@@ -1,9 +1,12 @@
 """The grading harness's courses: one ``generate_assignment`` per lesson per test run, copied for
 each batch, and every copy a course of its own (its gradebook, its grades)."""
 
+import multiprocessing
 import sqlite3
+import time
 from pathlib import Path
 
+import grading_harness
 import pytest
 from grading_harness import make_submission, prepare_course, solution_answers, write_submissions
 from nbgrader.api import Gradebook
@@ -39,3 +42,52 @@ def test_two_batches_get_independent_copies_of_one_generated_course(tmp_path, co
     assert _submissions(second / "gradebook.db") == ["solution"]
     assert _submissions(first / "gradebook.db") == []
     assert _submissions(course_templates / LESSON / "course" / "gradebook.db") == []
+
+
+def _fake_generation(counter: Path):
+    """A stand-in for generate_assignment: counts its runs, takes a moment, writes a course."""
+
+    def generate(workdir: Path, lesson: str) -> Path:
+        with counter.open("a") as runs:
+            runs.write(f"{lesson}\n")
+        time.sleep(0.5)
+        course = workdir / "course"
+        course.mkdir(parents=True)
+        (course / "gradebook.db").write_text(f"the gradebook of {lesson}")
+        return course
+
+    return generate
+
+
+def _copy_in_a_process(templates: Path, counter: Path, workdir: Path) -> None:
+    grading_harness._generate_course = _fake_generation(counter)
+    grading_harness.share_course_templates(templates)
+    grading_harness.prepare_course(workdir, LESSON)
+
+
+def test_processes_of_one_run_generate_a_lesson_once_and_each_get_a_copy(tmp_path):
+    """Workers of one test run ask at once: one generates while the other waits, both get copies."""
+    counter = tmp_path / "generations.txt"
+    context = multiprocessing.get_context("fork")
+    workers = [
+        context.Process(target=_copy_in_a_process, args=(tmp_path / "templates", counter, tmp_path / name))
+        for name in ("gw0", "gw1")
+    ]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join(60)
+        assert worker.exitcode == 0
+    assert counter.read_text() == f"{LESSON}\n"
+    for name in ("gw0", "gw1"):
+        assert (tmp_path / name / "course" / "gradebook.db").read_text() == f"the gradebook of {LESSON}"
+
+
+def test_a_template_left_half_made_is_generated_again(tmp_path, monkeypatch):
+    counter = tmp_path / "generations.txt"
+    monkeypatch.setattr(grading_harness, "_generate_course", _fake_generation(counter))
+    monkeypatch.setattr(grading_harness, "_templates", tmp_path / "templates")
+    (tmp_path / "templates" / LESSON / "course").mkdir(parents=True)  # a run killed mid-generation
+    course = grading_harness.prepare_course(tmp_path / "batch", LESSON)
+    assert (course / "gradebook.db").is_file()
+    assert counter.read_text() == f"{LESSON}\n"
