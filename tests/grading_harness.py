@@ -65,7 +65,7 @@ def prepare_course(workdir: Path, lesson: str) -> Path:
     if _templates is None:
         return _generate_course(Path(workdir), lesson)
     course = Path(workdir) / "course"
-    shutil.copytree(_course_template(_templates, lesson), course)
+    shutil.copytree(_course_template(_templates, lesson), course, dirs_exist_ok=True)
     return course
 
 
