@@ -401,9 +401,10 @@ class CheckerProcess:
             raise CheckerGone(f"the checker stopped ({error}); {self._log_tail()}") from None
 
     def _log_tail(self) -> str:
+        status = self._exit_status()  # first: a process that has ended has written all its log
         self._log.seek(0)
         tail = self._log.read()[-600:].decode("utf-8", "replace").strip()
-        return f"{self._exit_status()}; its stderr: {tail or '(empty)'}"
+        return f"{status}; its stderr: {tail or '(empty)'}"
 
     def _exit_status(self) -> str:
         self.process.poll()
