@@ -1,16 +1,21 @@
-"""How fast does the real grading pipeline get through a class, and what does the sandbox cost?
+"""How fast does the real grading pipeline get through a class, phase by phase, at 1 and 2 workers?
 
-    python benchmarks/grading_scale.py                        # lesson 3, 100 submissions, sandbox on
-    python benchmarks/grading_scale.py --lesson 01_sequence_problem -n 20 --jobs 2
+    python benchmarks/grading_scale.py                        # lesson 3, 100 submissions, 1 and 2 workers
+    python benchmarks/grading_scale.py --lesson 10_decoder_only -n 20 --jobs 1 --jobs 4
     python benchmarks/grading_scale.py -n 20 --compare-unsandboxed
 
-Prints figures, asserts nothing. For each lesson it autogrades N synthetic submissions (half the
-reference answers, a quarter blank, a quarter with one answer left as the stub) with exactly the
-path ``python -m course_build.grade`` takes (``course_build.instructor.grade_batch.grade_lesson``, bubblewrap
-sandbox and trusted checker on), then prints the wall time and the CPU time of each phase and
-submissions per minute. The sandbox's own cost is measured apart: the time from starting a
-kernel to its first reply, inside the sandbox and without it (median of several starts), and,
-with ``--compare-unsandboxed``, the same class graded without the sandbox.
+Prints a table, asserts nothing. For each lesson and each number of workers (parallel nbgrader
+processes, ``--jobs``; default 1 and 2) it grades N synthetic submissions (half the reference
+answers, a quarter blank, a quarter with one answer left as the stub) with exactly the path
+``python -m course_build.grade`` takes: ``nbgrader generate_assignment`` in a fresh course,
+``course_build.instructor.grade_batch.grade_lesson`` (bubblewrap sandbox and trusted checker on)
+and the grade sheet (``course_build.report.write_grade_sheet``). The table has the wall and CPU
+seconds of each phase, submissions per minute (over the whole run, generate_assignment included)
+and CPU seconds per submission at each number of workers, and the speed-up of each over 1 worker.
+CPU time counts every process the benchmark starts (kernels in their sandboxes, checkers,
+nbgrader). The sandbox's own cost is measured apart: the time from starting a kernel to its first
+reply, inside the sandbox and without it (median of several starts), and, with
+``--compare-unsandboxed``, the same class graded without the sandbox.
 """
 
 import argparse
@@ -35,9 +40,10 @@ from grading_harness import (  # noqa: E402
     write_submissions,
 )
 
-from course_build.instructor.grade_batch import default_jobs, grade_lesson  # noqa: E402
+from course_build.instructor.grade_batch import grade_lesson  # noqa: E402
 from course_build.nbgrader_plugins.sandbox import SandboxedKernelManager  # noqa: E402
 from course_build.paths import lesson_names, nbgrader_source_notebook  # noqa: E402
+from course_build.report import write_grade_sheet  # noqa: E402
 
 
 def synthetic_class(lesson: str, n: int) -> dict:
@@ -123,36 +129,81 @@ def kernel_start_seconds(manager_class: type, repeats: int) -> list[float]:
         return [asyncio.run(_start_and_reply(manager_class, Path(tmp))) for _ in range(repeats)]
 
 
-def grade_class(lesson: str, n: int, jobs: int, unsandboxed: bool, meter: CpuMeter) -> dict[str, float]:
-    """Grade a synthetic class; wall seconds per phase, plus ``cpu`` (all processes) and scores."""
+class PhaseTimings(dict):
+    """Wall seconds per phase, as ``grade_lesson(timings=...)`` fills them in, and CPU seconds beside.
+
+    ``grade_lesson`` adds each phase's wall time to ``timings[phase]`` as the phase ends, so reading
+    the CPU meter at each of those moments gives each phase's CPU time too (``cpu``), without the
+    grading code knowing about the meter. ``lap`` ends a phase of the benchmark's own.
+    """
+
+    def __init__(self, meter: CpuMeter) -> None:
+        super().__init__()
+        self.meter, self.cpu = meter, {}
+        self.start()
+
+    def start(self) -> None:
+        """A phase starts now (for the CPU meter; ``grade_lesson`` keeps its own wall clock)."""
+        self._cpu_mark, self._wall_mark = self.meter.seconds(), time.perf_counter()
+
+    def __setitem__(self, phase: str, seconds: float) -> None:
+        super().__setitem__(phase, seconds)
+        now = self.meter.seconds()
+        self.cpu[phase] = self.cpu.get(phase, 0.0) + now - self._cpu_mark
+        self._cpu_mark = now
+
+    def lap(self, phase: str) -> None:
+        now = time.perf_counter()
+        self[phase] = self.get(phase, 0.0) + now - self._wall_mark
+        self._wall_mark = now
+
+
+def grade_class(lesson: str, n: int, jobs: int, unsandboxed: bool, meter: CpuMeter) -> dict:
+    """Grade a synthetic class from scratch: its ``PhaseTimings``, totals and the share of
+    reference submissions with full marks."""
     with tempfile.TemporaryDirectory(prefix="grading-scale-") as tmp:
-        timings: dict[str, float] = {}
-        cpu_before, started = meter.seconds(), time.perf_counter()
-        course = prepare_course(Path(tmp), lesson)
-        timings["generate_assignment"] = time.perf_counter() - started
         submissions = synthetic_class(lesson, n)
+        started, cpu_before = time.perf_counter(), meter.seconds()
+        phases = PhaseTimings(meter)
+        course = prepare_course(Path(tmp), lesson)
+        phases.lap("generate_assignment")
         write_submissions(course, lesson, submissions)
+        phases.lap("write the submissions")
+        phases.start()
         reports = grade_lesson(
-            course, lesson, submissions, jobs=jobs, timings=timings, unsandboxed=unsandboxed
+            course, lesson, submissions, jobs=jobs, timings=phases, unsandboxed=unsandboxed
         )
-        timings["total"] = time.perf_counter() - started
-        timings["cpu"] = meter.seconds() - cpu_before
-    graded_correct = [r.auto_total == r.auto_max for s, r in reports.items() if s.endswith("_correct")]
-    timings["correct_full_marks"] = sum(graded_correct) / len(graded_correct)
-    return timings
+        phases.start()
+        write_grade_sheet(course, course / "grades.csv")
+        phases.lap("grade sheet")
+        wall, cpu = time.perf_counter() - started, meter.seconds() - cpu_before
+    correct = [r.auto_total == r.auto_max for s, r in reports.items() if s.endswith("_correct")]
+    return {"phases": phases, "wall": wall, "cpu": cpu, "full_marks": sum(correct) / len(correct)}
 
 
-def report(lesson: str, n: int, jobs: int, timings: dict[str, float], label: str) -> None:
-    wall = timings["total"]
-    print(
-        f"\n{lesson}: {n} submissions, {label}, {jobs} parallel nbgrader process(es), {os.cpu_count()} CPU(s)"
-    )
-    print(f"  total {wall:7.1f} s wall ({wall / 60:.1f} min), {60 * n / wall:6.1f} submissions/minute")
-    print(f"  CPU time of every process: {timings['cpu']:7.1f} s, {timings['cpu'] / n:.1f} s per submission")
-    for phase, seconds in timings.items():
-        if phase not in ("total", "cpu", "correct_full_marks"):
-            print(f"  {phase:<28} {seconds:7.1f} s  ({100 * seconds / wall:4.1f} %)")
-    print(f"  reference submissions with full marks: {100 * timings['correct_full_marks']:.0f} %")
+def print_table(lesson: str, n: int, label: str, runs: dict[int, dict]) -> None:
+    """One column (wall and CPU seconds) per number of workers; phases as rows, then the rates."""
+    jobs = sorted(runs)
+
+    def row(name: str, cells: list[str]) -> None:
+        print(f"  {name:<30}" + "  ".join(f"{cell:>17}" for cell in cells))
+
+    def seconds(wall: float, cpu: float) -> str:
+        return f"{wall:8.1f} {cpu:8.1f}"
+
+    print(f"\n{lesson}: {n} submissions, {label}, {os.cpu_count()} CPU(s)")
+    row("", [f"{j} worker(s)" for j in jobs])
+    row("seconds", [f"{'wall':>8} {'CPU':>8}" for _ in jobs])
+    for phase in dict.fromkeys(p for j in jobs for p in runs[j]["phases"]):
+        timings = [runs[j]["phases"] for j in jobs]
+        row(phase, [seconds(t.get(phase, 0.0), t.cpu.get(phase, 0.0)) for t in timings])
+    row("total", [seconds(runs[j]["wall"], runs[j]["cpu"]) for j in jobs])
+    rates = {j: 60 * n / runs[j]["wall"] for j in jobs}
+    row("submissions per minute", [f"{rates[j]:.1f}" for j in jobs])
+    row("CPU s per submission", [f"{runs[j]['cpu'] / n:.2f}" for j in jobs])
+    row("reference answers, full marks", [f"{100 * runs[j]['full_marks']:.0f} %" for j in jobs])
+    if 1 in rates:
+        row("speed-up over 1 worker", [f"{rates[j] / rates[1]:.2f}x" for j in jobs])
 
 
 def main() -> int:
@@ -160,12 +211,17 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--lesson", action="append", choices=graded, help="default: 03_attention")
     parser.add_argument("-n", type=int, default=100, help="submissions per lesson (default 100)")
-    parser.add_argument("--jobs", type=int, default=default_jobs(), help="parallel nbgrader processes")
+    parser.add_argument(
+        "--jobs", type=int, action="append", help="parallel nbgrader processes, repeatable (default 1 and 2)"
+    )
     parser.add_argument("--starts", type=int, default=5, help="kernel starts to time each way (default 5)")
     parser.add_argument(
         "--compare-unsandboxed", action="store_true", help="also grade the class without the sandbox"
     )
     args = parser.parse_args()
+    if args.n < 4:
+        parser.error("-n must be at least 4 (every kind of synthetic submission)")
+    jobs = sorted(set(args.jobs or [1, 2]))
 
     with CpuMeter() as meter:
         print(f"CPU time measured with {meter.source}")
@@ -179,16 +235,18 @@ def main() -> int:
             print(f"  {label:<16} {statistics.median(seconds):.2f} s  ({spread})")
 
         for lesson in args.lesson or ["03_attention"]:
-            sandboxed = grade_class(lesson, args.n, args.jobs, unsandboxed=False, meter=meter)
-            report(lesson, args.n, args.jobs, sandboxed, "sandbox on")
+            sandboxed = {j: grade_class(lesson, args.n, j, unsandboxed=False, meter=meter) for j in jobs}
+            print_table(lesson, args.n, "sandbox on", sandboxed)
             if args.compare_unsandboxed:
-                plain = grade_class(lesson, args.n, args.jobs, unsandboxed=True, meter=meter)
-                report(lesson, args.n, args.jobs, plain, "sandbox OFF")
-                extra = (sandboxed["cpu"] - plain["cpu"]) / args.n
-                print(
-                    f"\n  the sandbox's cost: {extra:+.2f} s of CPU per notebook "
-                    f"({(sandboxed['total'] - plain['total']) / args.n:+.2f} s of wall time per notebook)"
-                )
+                plain = {j: grade_class(lesson, args.n, j, unsandboxed=True, meter=meter) for j in jobs}
+                print_table(lesson, args.n, "sandbox OFF", plain)
+                for j in jobs:
+                    extra = (sandboxed[j]["cpu"] - plain[j]["cpu"]) / args.n
+                    wall = (sandboxed[j]["wall"] - plain[j]["wall"]) / args.n
+                    print(
+                        f"  the sandbox's cost at {j} worker(s): {extra:+.2f} s of CPU per notebook "
+                        f"({wall:+.2f} s of wall time per notebook)"
+                    )
     return 0
 
 

@@ -3,6 +3,7 @@
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -10,9 +11,30 @@ from filelock import FileLock
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from grading_harness import GradeReport, autograde, make_submission, solution_answers  # noqa: E402
+from grading_harness import (  # noqa: E402
+    GradeReport,
+    autograde,
+    make_submission,
+    share_course_templates,
+    solution_answers,
+)
 
 from course_build.paths import REPO_ROOT  # noqa: E402
+
+
+def _run_folder(tmp_path_factory) -> Path:
+    """The folder every process of this test run shares (pytest-xdist's workers included)."""
+    base = tmp_path_factory.getbasetemp()
+    return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+
+
+@pytest.fixture(scope="session", autouse=True)
+def course_templates(tmp_path_factory) -> Iterator[Path]:
+    """Each lesson's ``nbgrader generate_assignment`` runs once per test run; batches get copies."""
+    folder = _run_folder(tmp_path_factory) / "course-templates"
+    share_course_templates(folder)
+    yield folder
+    share_course_templates(None)
 
 
 @pytest.fixture(scope="session")
@@ -43,8 +65,7 @@ def built_site(tmp_path_factory) -> Path:
         return site
     # One build for the whole run: under pytest-xdist every worker asks for it, so the first one
     # builds while the others wait on the lock, in the run's folder that all workers share.
-    base = tmp_path_factory.getbasetemp()
-    shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+    shared = _run_folder(tmp_path_factory)
     out = shared / "browser-book"
     jupyter_book = str(Path(sys.executable).parent / "jupyter-book")
     build = [jupyter_book, "build", str(REPO_ROOT), "-W", "-n", "--keep-going", "--path-output", str(out)]

@@ -3,11 +3,18 @@
 ``make_submission`` fills a lesson's student notebook with given answers (``solution_answers`` are
 the reference ones); ``autograde`` grades a batch of them in a throw-away course directory through
 ``grade_lesson``, the batch ``python -m course_build.grade`` runs.
+
+``nbgrader generate_assignment`` takes 10-40 s, and the test suite grades dozens of batches. After
+``share_course_templates(folder)`` (the test session does it), each lesson is generated once into
+``folder``, by whichever process asks first while the others wait on a lock, and every batch gets a
+copy of that course: its own gradebook, release and source, so no batch sees another's grades.
 """
 
+import shutil
 from pathlib import Path
 
 import nbformat
+from filelock import FileLock
 from nbformat import NotebookNode
 
 from course_build.cell_roles import grade_id, is_answer
@@ -43,12 +50,42 @@ def make_submission(lesson: str, answers: dict[str, str]) -> NotebookNode:
     return notebook
 
 
+_templates: Path | None = None
+READY = "generated"  # written into a lesson's template folder once its course is complete
+
+
+def share_course_templates(folder: Path | None) -> None:
+    """Copy each lesson's course from one generation in ``folder`` (None: generate every time)."""
+    global _templates
+    _templates = folder
+
+
 def prepare_course(workdir: Path, lesson: str) -> Path:
     """A throw-away course directory under ``workdir`` with ``lesson`` generated (gradebook made)."""
+    if _templates is None:
+        return _generate_course(Path(workdir), lesson)
+    course = Path(workdir) / "course"
+    shutil.copytree(_course_template(_templates, lesson), course, dirs_exist_ok=True)
+    return course
+
+
+def _generate_course(workdir: Path, lesson: str) -> Path:
     source = nbformat.read(nbgrader_source_notebook(lesson), as_version=4)
-    course = make_course_dir(Path(workdir), {lesson: source})
+    course = make_course_dir(workdir, {lesson: source})
     run_nbgrader(course, "generate_assignment", lesson, "--force")
     return course
+
+
+def _course_template(templates: Path, lesson: str) -> Path:
+    """The lesson's generated course in ``templates``, made now if no process has made it yet."""
+    templates.mkdir(parents=True, exist_ok=True)
+    folder = templates / lesson
+    with FileLock(templates / f"{lesson}.lock"):
+        if not (folder / READY).is_file():
+            shutil.rmtree(folder, ignore_errors=True)  # what a process that failed half-way left
+            _generate_course(folder, lesson)
+            (folder / READY).touch()
+    return folder / "course"
 
 
 def write_submissions(course: Path, lesson: str, submissions: dict[str, Submission]) -> None:

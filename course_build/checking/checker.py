@@ -1,10 +1,11 @@
 """The trusted checker: runs each test cell outside the student's kernel.
 
-``python -I -m course_build.checking.checker`` is started once per graded notebook by the grading
-preprocessor (``course_build.nbgrader_plugins.sandboxed_execute``). It never imports student code.
-For each test cell it executes the cell's code (visible and hidden tests, as nbgrader restored them)
-in a fresh namespace where every name the lesson's solution cells define is bound to what the
-student's kernel holds under that name:
+One fresh checker process serves each graded notebook for the grading preprocessor
+(``course_build.nbgrader_plugins.sandboxed_execute``): forked, pre-imported, by
+``course_build.checking.zygote``, or else started as ``python -I -m course_build.checking.checker``.
+It never imports student code. For each test cell it executes the cell's code (visible and hidden
+tests, as nbgrader restored them) in a fresh namespace where every name the lesson's solution
+cells define is bound to what the student's kernel holds under that name:
 
 * a plain value (a number, an array, a list ...) is fetched once, as plain data;
 * a function becomes a ``StudentFunction``: calling it sends the plain arguments into the kernel,
@@ -23,6 +24,7 @@ The process talks to the preprocessor over its stdin/stdout in length-prefixed J
 
 import ast
 import builtins
+import contextlib
 import io
 import json
 import os
@@ -341,60 +343,84 @@ class CheckerGone(RuntimeError):
     """The checker process died or stopped answering."""
 
 
+def checker_environment() -> dict[str, str]:
+    """The checker's environment: the locale and PATH, nothing else of nbgrader's; one math thread."""
+    env = {key: os.environ[key] for key in ("PATH", "LANG", "LC_ALL", "TZ") if key in os.environ}
+    env.update(OMP_NUM_THREADS="1", MKL_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", PYTHONHASHSEED="0")
+    return env
+
+
 class CheckerProcess:
-    """One checker process, started in an empty directory with a clean environment."""
+    """One checker process, started in an empty directory with a clean environment.
+
+    ``process`` is its handle (``kill``, ``poll``, ``wait``); ``_start`` makes the process and
+    returns it with the streams the frames go through, so a checker made another way (forked by
+    ``course_build.checking.zygote``) shares everything else.
+    """
 
     def __init__(self) -> None:
         self._directory = tempfile.TemporaryDirectory(prefix="course-checker-")
-        env = {key: os.environ[key] for key in ("PATH", "LANG", "LC_ALL", "TZ") if key in os.environ}
-        env.update(OMP_NUM_THREADS="1", MKL_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", PYTHONHASHSEED="0")
         self._log = open(os.path.join(self._directory.name, "stderr.txt"), "w+b")  # noqa: SIM115
-        self.process = subprocess.Popen(
+        try:
+            self.process, self._to_checker, self._from_checker = self._start()
+        except BaseException:
+            self._log.close()
+            self._directory.cleanup()
+            raise
+
+    def _start(self) -> tuple[subprocess.Popen, BinaryIO, BinaryIO]:
+        process = subprocess.Popen(
             [sys.executable, "-I", "-m", "course_build.checking.checker"],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=self._log,
             cwd=self._directory.name,
-            env=env,
+            env=checker_environment(),
         )
+        return process, process.stdin, process.stdout
 
     def send(self, message: dict) -> None:
         try:
-            write_frame(self.process.stdin, message)
+            write_frame(self._to_checker, message)
         except (BrokenPipeError, OSError) as error:
             raise CheckerGone(f"the checker stopped ({error}); {self._log_tail()}") from None
 
     def receive(self, timeout_s: float) -> dict:
         """The next frame, waiting at most ``timeout_s`` seconds for it to start."""
         deadline = time.monotonic() + timeout_s
-        stdout = self.process.stdout
+        stream = self._from_checker
         while True:
-            ready, _, _ = select.select([stdout], [], [], max(0.0, deadline - time.monotonic()))
+            ready, _, _ = select.select([stream], [], [], max(0.0, deadline - time.monotonic()))
             if ready:
                 break
             if time.monotonic() >= deadline:
                 raise CheckerGone(f"the checker did not answer within {timeout_s:g} s")
         try:
-            return read_frame(stdout)
-        except (EOFError, ValueError) as error:
+            return read_frame(stream)
+        except (EOFError, ValueError, OSError) as error:  # a socket's end may say so with a reset
             raise CheckerGone(f"the checker stopped ({error}); {self._log_tail()}") from None
 
     def _log_tail(self) -> str:
-        self.process.poll()
+        status = self._exit_status()  # first: a process that has ended has written all its log
         self._log.seek(0)
         tail = self._log.read()[-600:].decode("utf-8", "replace").strip()
-        return f"exit code {self.process.returncode}; its stderr: {tail or '(empty)'}"
+        return f"{status}; its stderr: {tail or '(empty)'}"
+
+    def _exit_status(self) -> str:
+        self.process.poll()
+        return f"exit code {self.process.returncode}"
 
     def close(self) -> None:
         if self.process.poll() is None:
             try:
-                write_frame(self.process.stdin, {"op": "exit"})
+                write_frame(self._to_checker, {"op": "exit"})
                 self.process.wait(timeout=5)
             except (OSError, subprocess.TimeoutExpired):
                 self.process.kill()
                 self.process.wait()
-        for stream in (self.process.stdin, self.process.stdout):
-            stream.close()
+        for stream in (self._to_checker, self._from_checker):
+            with contextlib.suppress(OSError):  # a frame left unsent to a dead checker is no error
+                stream.close()
         self._log.close()
         self._directory.cleanup()
 
