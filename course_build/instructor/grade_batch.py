@@ -15,7 +15,7 @@ autograded cells score zero in the gradebook, with a note saying why, never "pen
 import os
 import shutil
 import time
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -220,19 +220,23 @@ def grade_lesson(
     return reports
 
 
-def write_feedback(course: Path, lesson: str) -> list[Path]:
+def write_feedback(course: Path, lesson: str, *, written: Collection[str] = ()) -> list[Path]:
     """Write every graded student's feedback page for ``lesson`` afresh; return the pages.
 
     Each student's old ``feedback/<student>/<lesson>/`` is removed first (instead of nbgrader's
     ``--force``, which warns for each one), so a rerun gives the same pages and nothing stale.
     A graded folder whose student the gradebook no longer has (``nbgrader db student remove``) is
-    left out instead of stopping everyone's feedback.
+    left out instead of stopping everyone's feedback. The students in ``written`` already have
+    their page written from the gradebook as it is (merged from shards) and are left as they are.
     """
     for folder in (course / "feedback").glob(f"*/{lesson}"):
-        shutil.rmtree(folder)
-    removed = _graded_but_not_in_gradebook(course, lesson)
-    exclude = [f"--CourseDirectory.student_id_exclude={','.join(removed)}"] if removed else []
-    run_nbgrader(course, "generate_feedback", lesson, *exclude)
+        if folder.parent.name not in written:
+            shutil.rmtree(folder)
+    graded = {p.parent.name for p in (course / "autograded").glob(f"*/{lesson}") if p.is_dir()}
+    left_out = sorted({*_graded_but_not_in_gradebook(course, lesson), *written})
+    if graded - set(left_out):
+        exclude = [f"--CourseDirectory.student_id_exclude={','.join(left_out)}"] if left_out else []
+        run_nbgrader(course, "generate_feedback", lesson, *exclude)
     return sorted((course / "feedback").glob(f"*/{lesson}/{lesson}.html"))
 
 
