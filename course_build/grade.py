@@ -128,7 +128,8 @@ def _grade_shard(
     return 0
 
 
-def main(argv: list[str] | None = None) -> int:
+def build_parser() -> argparse.ArgumentParser:
+    """The command line (also read by the tests of the cluster scripts, so they cannot drift)."""
     parser = argparse.ArgumentParser(
         prog="python -m course_build.grade",
         description="Collect, autograde and write feedback for one lesson's LMS zip, and the grade sheet.",
@@ -170,6 +171,11 @@ def main(argv: list[str] | None = None) -> int:
         help="grade only shard K of N of the zip's students, in COURSE/shards/LESSON/K-of-N, leaving the "
         "course as it is (a cluster job); when all N have run: python -m course_build.merge LESSON",
     )
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
     args = parser.parse_args(argv)
     archive = args.zip
     try:

@@ -31,7 +31,8 @@ from course_build.nbgrader_runner import run_nbgrader
 from course_build.report import write_grade_sheet
 
 
-def main(argv: list[str] | None = None) -> int:
+def build_parser() -> argparse.ArgumentParser:
+    """The command line (also read by the tests of the cluster scripts, so they cannot drift)."""
     parser = argparse.ArgumentParser(
         prog="python -m course_build.merge",
         description="Merge the shards of a lesson (grade --shard K/N) into the course and write the sheet.",
@@ -39,6 +40,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("lesson", help="lesson (assignment) name, e.g. 03_attention")
     parser.add_argument("--course", type=Path, help="course directory (default: autograder)")
     parser.add_argument("--out", type=Path, help="grade sheet CSV (default: COURSE/grades.csv)")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
     args = parser.parse_args(argv)
     try:
         course = resolve_course(args.course)

@@ -12,7 +12,6 @@ an unexecuted copy) is graded again once, on its own; if that run does not end e
 autograded cells score zero in the gradebook, with a note saying why, never "pending".
 """
 
-import os
 import shutil
 import time
 from collections.abc import Collection, Iterable
@@ -23,11 +22,13 @@ from nbgrader.api import Gradebook, MissingEntry
 from traitlets.config.loader import PyFileConfigLoader
 
 from course_build.grader_notes import UNPROTECTED_NOTE, NotebookNotes
+from course_build.instructor.machine import usable_cores, usable_memory
 from course_build.instructor.manual_grades import answers_before_regrade, keep_hand_grades
 from course_build.instructor.progress import watch_files
 from course_build.instructor.results import NOT_GRADED_NOTE
 from course_build.instructor.student_records import read_record
 from course_build.instructor.submitted_folders import normalize_submission
+from course_build.nbgrader_plugins.sandbox import SandboxedKernelManager
 from course_build.nbgrader_plugins.sandboxed_execute import SandboxedExecute
 from course_build.nbgrader_runner import (
     NbgraderError,
@@ -37,6 +38,9 @@ from course_build.nbgrader_runner import (
 )
 
 STARTUP_MARGIN_S = 120  # per notebook, beyond its time budget: nbgrader, the kernel, the checker
+# Memory of one grading worker beyond its kernel's limit: nbgrader's process and the trusted
+# checker (numpy, and torch for the lessons that grade PyTorch code).
+WORKER_OVERHEAD_GIB = 1.0
 
 
 @dataclass(frozen=True)
@@ -72,9 +76,21 @@ def submitted_students(course: Path, lesson: str) -> list[str]:
     return sorted(p.parent.name for p in (course / "submitted").glob(f"*/{lesson}") if p.is_dir())
 
 
-def default_jobs() -> int:
-    """Parallel nbgrader processes: one per CPU core, at most 4 (each kernel may use 4 GiB)."""
-    return max(1, min(4, os.cpu_count() or 1))
+def default_jobs(course: Path | None = None) -> int:
+    """Parallel nbgrader processes: one per core this process may use, as many as memory holds
+    at the kernel's memory limit (``c.SandboxedKernelManager.memory_limit_gib`` of ``course``)
+    plus ``WORKER_OVERHEAD_GIB`` for nbgrader and the checker beside it (``machine``)."""
+    per_job = (kernel_memory_gib(course) + WORKER_OVERHEAD_GIB) * 2**30
+    return max(1, min(usable_cores(), int(usable_memory() // per_job)))
+
+
+def kernel_memory_gib(course: Path | None) -> float:
+    """The memory limit of one grading kernel, as ``course`` configures it (or the default)."""
+    default = SandboxedKernelManager.memory_limit_gib.default_value
+    if course is None:
+        return default
+    config = PyFileConfigLoader("nbgrader_config.py", path=str(course)).load_config()
+    return float(config.SandboxedKernelManager.get("memory_limit_gib", default))
 
 
 def notebook_budget(course: Path, extra: list[str]) -> float:
@@ -205,7 +221,7 @@ def grade_lesson(
     graded_before = answers_before_regrade(course, lesson, students)
     graded_paths = [_graded_notebook(course, lesson, s) for s in students]
     with watch_files(f"{lesson}: autograde", graded_paths, enabled=progress):
-        run_notes = autograde_with_one_retry(course, lesson, students, jobs or default_jobs(), extra)
+        run_notes = autograde_with_one_retry(course, lesson, students, jobs or default_jobs(course), extra)
     keep_hand_grades(course, lesson, graded_before)
     clock.lap("nbgrader autograde")
     try:
