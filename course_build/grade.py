@@ -100,7 +100,11 @@ def _grade_shard(
 ) -> int:
     """Grade the students of ``shard`` in its own course directory; the course is only read."""
     part = plan_for_shard(plan, shard)
-    folder, states = prepare_shard(course, lesson, shard, part.students)
+    try:
+        folder, states = prepare_shard(course, lesson, shard, part.students)
+    except ShardError as error:
+        print(error, file=sys.stderr)
+        return 2
     collection, to_grade = _collect_and_grade(folder, lesson, part, replace=replace, unsandboxed=unsandboxed)
     manifest = ShardManifest(
         lesson=lesson,

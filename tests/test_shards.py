@@ -29,6 +29,7 @@ from course_build.instructor.shards import (
     course_state,
     parse_shard,
     plan_for_shard,
+    prepare_shard,
     shard_of,
     write_manifest,
 )
@@ -333,3 +334,36 @@ def test_the_dockerfile_installs_as_the_readme_does():
     assert "pip install --no-cache-dir --no-deps -e ." in text
     ignored = (REPO_ROOT / ".dockerignore").read_text(encoding="utf-8").splitlines()
     assert {"autograder/submitted", "autograder/gradebook.db", ".venv"} <= set(ignored)
+
+
+def _tree(root: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def test_a_shard_copies_only_its_students_and_leaves_the_course_as_it_was(tmp_path):
+    course = _course(tmp_path)
+    (course / "nbgrader_config.py").write_text(
+        "import os\nc = get_config()\nc.CourseDirectory.root = os.path.dirname(os.path.abspath(__file__))\n"
+    )
+    for student in ("ada", "bo"):
+        for relative in ("submitted/{s}/L/L.ipynb", "collected/L/{s}/record.json", "grader_notes/{s}/L.json"):
+            path = course / relative.format(s=student).replace("L", LESSON)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(student)
+    before = _tree(course)
+    folder, states = prepare_shard(course, LESSON, Shard(2, 3), ["ada"])
+    assert folder == course / "shards" / LESSON / "2-of-3"
+    copied = _tree(folder)
+    assert f"submitted/ada/{LESSON}/{LESSON}.ipynb" in copied and f"grader_notes/ada/{LESSON}.json" in copied
+    assert not any("bo" in Path(name).parts for name in copied)
+    assert set(states) == {"ada"} and states["ada"] == course_state(course, LESSON, "ada")
+    assert {k: v for k, v in _tree(course).items() if not k.startswith("shards/")} == before
+
+
+def test_a_configuration_with_a_fixed_root_is_refused_so_no_shard_grades_into_the_course(tmp_path):
+    course = _course(tmp_path)
+    (course / "nbgrader_config.py").write_text(
+        f"c = get_config()\nc.CourseDirectory.root = {str(course)!r}\n"
+    )
+    with pytest.raises(ShardError, match="c.CourseDirectory.root"):
+        prepare_shard(course, LESSON, Shard(1, 1), [])

@@ -35,6 +35,8 @@ import tempfile
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
+from traitlets.config.loader import PyFileConfigLoader
+
 from course_build.instructor.collect_zip import CollectionPlan
 from course_build.instructor.provenance import file_sha256
 from course_build.nbgrader_plugins.restore_cells import earlier_releases_dir
@@ -259,6 +261,18 @@ def snapshot_gradebook(course: Path, target: Path) -> None:
         reader.close()
 
 
+def _check_root(folder: Path) -> None:
+    """The copied configuration must make the shard folder nbgrader's course root, or nbgrader
+    would grade into the course itself (a ``c.CourseDirectory.root`` set to a fixed path)."""
+    config = PyFileConfigLoader("nbgrader_config.py", path=str(folder)).load_config()
+    root = config.CourseDirectory.get("root")
+    if root is not None and Path(root).resolve() != folder.resolve():
+        raise ShardError(
+            f"nbgrader_config.py sets c.CourseDirectory.root to {root}: shards need the folder the "
+            "file is in (os.path.dirname(os.path.abspath(__file__)), as the course's own file has it)"
+        )
+
+
 def prepare_shard(
     course: Path, lesson: str, shard: Shard, students: list[str]
 ) -> tuple[Path, dict[str, str]]:
@@ -269,6 +283,7 @@ def prepare_shard(
         shutil.rmtree(folder)  # an earlier try of this shard: its own scratch, rebuilt from the course
     folder.mkdir(parents=True)
     shutil.copy2(course / "nbgrader_config.py", folder / "nbgrader_config.py")
+    _check_root(folder)
     _copy(course / "source" / lesson, folder / "source" / lesson)
     _copy(course / "release" / lesson, folder / "release" / lesson)
     _copy(earlier_releases_dir(course, lesson), earlier_releases_dir(folder, lesson))
