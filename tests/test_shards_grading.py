@@ -7,6 +7,11 @@ resubmission marked late whose written answer did not change (the hand grade sta
 whose graded submission is newer than the zip's (kept), new students, a broken notebook, and
 written answers still pending. The sheet and every feedback page must be byte-identical, the
 gradebook's scores and the ledger's lines equal, and the shard jobs must not touch the course.
+
+Two executions of one notebook differ where the lesson measures time (cells tagged ``measured``)
+and in each widget's random model id, whichever way it is graded; the course's configuration here
+clears those outputs in both courses alike (``SAME_OUTPUTS_EVERY_RUN``), so every other byte of
+the pages is compared.
 """
 
 import csv
@@ -31,6 +36,24 @@ LESSON = "01_sequence_problem"
 NOTEBOOK = f"{LESSON}.ipynb"
 WRONG = {"apply_paths": "rnn_path_40 = 40\nattention_path_40 = 1"}
 WHEN = (2026, 10, 14, 9, 30, 0)
+SAME_OUTPUTS_EVERY_RUN = """
+from nbconvert.preprocessors import Preprocessor
+
+
+class SameOutputsEveryRun(Preprocessor):
+    def preprocess_cell(self, cell, resources, index):
+        if "measured" in cell.metadata.get("tags", []):
+            cell.outputs = []
+        elif cell.cell_type == "code":
+            widget = "application/vnd.jupyter.widget-view+json"
+            cell.outputs = [o for o in cell.outputs if widget not in o.get("data", {})]
+        return cell, resources
+
+
+_steps = list(c.Autograde.autograde_preprocessors)
+_after = [step.__name__ for step in _steps].index("SandboxedExecute") + 1
+c.Autograde.autograde_preprocessors = [*_steps[:_after], SameOutputsEveryRun, *_steps[_after:]]
+"""
 
 
 def _notebook(**answers: str) -> bytes:
@@ -85,7 +108,8 @@ def graded_both_ways(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("shards")
     base = tmp / "base" / "autograder"
     shutil.copytree(AUTOGRADER_DIR / "source" / LESSON, base / "source" / LESSON)
-    shutil.copy(AUTOGRADER_DIR / "nbgrader_config.py", base / "nbgrader_config.py")
+    config = (AUTOGRADER_DIR / "nbgrader_config.py").read_text(encoding="utf-8")
+    (base / "nbgrader_config.py").write_text(config + SAME_OUTPUTS_EVERY_RUN, encoding="utf-8")
     first = [
         (f"alice_2001_3001_{NOTEBOOK}", _notebook(**WRONG), WHEN),
         (f"bob_2002_3009_{NOTEBOOK}", _notebook(), WHEN),
