@@ -367,3 +367,17 @@ def test_a_configuration_with_a_fixed_root_is_refused_so_no_shard_grades_into_th
     )
     with pytest.raises(ShardError, match="c.CourseDirectory.root"):
         prepare_shard(course, LESSON, Shard(1, 1), [])
+
+
+def test_a_merge_stopped_half_way_can_be_run_again(tmp_path):
+    """A student the stopped merge already brought in is counted merged, not "changed since"."""
+    course, shard = tmp_path / "course", tmp_path / "course" / "shards" / LESSON / "1-of-1"
+    record = Path("collected", LESSON, "zoe", "record.json")
+    for root in (course, shard):
+        (root / record).parent.mkdir(parents=True)
+        (root / record).write_text('{"submission_id": 2}')
+        _gradebook(root / "gradebook.db", "zoe", auto=1.0, manual=None).close()
+    manifest = ShardManifest(LESSON, 1, 1, "z.zip", "abc", "src", ["zoe"], course_states={"zoe": "before"})
+    outcome = MergeOutcome()
+    merge_shard(course, shard, manifest, outcome)
+    assert outcome.merged == ["zoe"] and not outcome.not_merged

@@ -4,7 +4,7 @@
 brings one shard in. For every student of a shard:
 
 * **forward only, again**: if what the course holds for the student (record, collected files,
-  submitted and autograded folders, hand grades: ``shards.course_state``) is no longer what the
+  submitted and autograded folders, grades: ``shards.course_state``) is no longer what the
   shard copied, the course graded or hand-graded them since; the course's state is kept, the
   zip's files are still kept in ``collected/`` and the ledger says the shard's grade was not
   merged. Otherwise:
@@ -171,10 +171,15 @@ def _chosen_file(line: dict) -> bool:
 def merge_shard(course: Path, folder: Path, manifest: ShardManifest, outcome: MergeOutcome) -> None:
     """Bring one finished shard into the course (see the module docstring), adding to ``outcome``."""
     lesson = manifest.lesson
+    now = {student: course_state(course, lesson, student) for student in manifest.students}
+    # brought in already by a merge that was stopped before it marked the shard merged
+    already = {
+        student for student in manifest.students if now[student] == course_state(folder, lesson, student)
+    }
     changed = {
         student
         for student in manifest.students
-        if course_state(course, lesson, student) != manifest.course_states.get(student)
+        if student not in already and now[student] != manifest.course_states.get(student)
     }
     with (
         Gradebook(f"sqlite:///{folder / 'gradebook.db'}") as source,
@@ -188,6 +193,9 @@ def merge_shard(course: Path, folder: Path, manifest: ShardManifest, outcome: Me
                     overwrite=False,
                 )
                 outcome.not_merged[student] = _not_merged_note(manifest)
+                continue
+            if student in already:
+                outcome.merged.append(student)
                 continue
             for relative in student_paths(lesson, student):
                 _replace(folder / relative, course / relative)

@@ -150,13 +150,14 @@ def known_students_read_only(course: Path) -> dict[str, str]:
     return dict(rows)
 
 
-def _hand_grades(gradebook: Path, lesson: str, student: str) -> list[list]:
-    """The grades and comments given by hand to ``student``'s ``lesson``, read with plain SQL from
-    a read-only connection (nbgrader's Gradebook would write its course row)."""
+def _grades(gradebook: Path, lesson: str, student: str) -> list[list]:
+    """The grades (autograded and by hand) and the comments of ``student``'s ``lesson``, read with
+    plain SQL from a read-only connection (nbgrader's Gradebook would write its course row)."""
     if not gradebook.is_file():
         return []
     query = """
-        SELECT base_cell.name, grade.manual_score, grade.extra_credit, grade.needs_manual_grade, NULL
+        SELECT base_cell.name, grade.auto_score, grade.manual_score, grade.extra_credit,
+            grade.needs_manual_grade, NULL
         FROM grade
         JOIN submitted_notebook ON grade.notebook_id = submitted_notebook.id
         JOIN submitted_assignment ON submitted_notebook.assignment_id = submitted_assignment.id
@@ -164,7 +165,7 @@ def _hand_grades(gradebook: Path, lesson: str, student: str) -> list[list]:
         JOIN base_cell ON grade.cell_id = base_cell.id
         WHERE assignment.name = ? AND submitted_assignment.student_id = ?
         UNION ALL
-        SELECT base_cell.name, NULL, NULL, NULL, comment.manual_comment
+        SELECT base_cell.name, NULL, NULL, NULL, NULL, comment.manual_comment
         FROM comment
         JOIN submitted_notebook ON comment.notebook_id = submitted_notebook.id
         JOIN submitted_assignment ON submitted_notebook.assignment_id = submitted_assignment.id
@@ -184,13 +185,13 @@ def _hand_grades(gradebook: Path, lesson: str, student: str) -> list[list]:
 
 def course_state(course: Path, lesson: str, student: str) -> str:
     """A digest of what the course holds for ``student``'s ``lesson``: their collected record and
-    files, submitted and autograded folders, and the grades given by hand in the gradebook.
+    files, submitted and autograded folders, and their grades and comments in the gradebook.
     Equal digests before a shard runs and at merge mean nothing happened to the student meanwhile."""
     digest = hashlib.sha256()
     for relative in [collected_dir(lesson, student), *student_paths(lesson, student)[:2]]:
         digest.update(_tree_digest(course, relative).encode())
-    hand = _hand_grades(course / "gradebook.db", lesson, student)
-    digest.update(json.dumps(hand, sort_keys=True).encode())
+    grades = _grades(course / "gradebook.db", lesson, student)
+    digest.update(json.dumps(grades, sort_keys=True).encode())
     return digest.hexdigest()
 
 
