@@ -41,6 +41,7 @@ from nbconvert.preprocessors import Preprocessor
 
 
 class SameOutputsEveryRun(Preprocessor):
+    enabled = True  # nbconvert runs a preprocessor only when enabled
     def preprocess_cell(self, cell, resources, index):
         if "measured" in cell.metadata.get("tags", []):
             cell.outputs = []
