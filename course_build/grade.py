@@ -25,6 +25,11 @@ to answers that did not change are kept.
 
 Grading refuses to start where the bubblewrap sandbox cannot run, unless ``--unsandboxed`` is given;
 every row then says its grade is unprotected.
+
+On a cluster, ``--shard K/N`` grades only the students of shard K of N, in a course directory of
+its own (``COURSE/shards/LESSON/K-of-N``), without writing the course; ``python -m
+course_build.merge LESSON`` then brings the N shards into the course and writes the sheet
+(``course_build.instructor.shards`` has the design).
 """
 
 import argparse
@@ -33,11 +38,23 @@ from pathlib import Path
 
 from traitlets.config.loader import PyFileConfigLoader
 
-from course_build.instructor.collect_zip import collect, plan_collection
+from course_build.instructor.collect_zip import Collection, CollectionPlan, collect, plan_collection
 from course_build.instructor.course_dir import CourseDirError, has_gradebook, resolve_course
 from course_build.instructor.grade_batch import grade_lesson
 from course_build.instructor.grade_sheet import lesson_table
 from course_build.instructor.late_policy import LatePolicyError, course_late_policy
+from course_build.instructor.results import class_results
+from course_build.instructor.shards import (
+    Shard,
+    ShardError,
+    ShardManifest,
+    known_students_read_only,
+    parse_shard,
+    plan_for_shard,
+    prepare_shard,
+    source_sha256,
+    write_manifest,
+)
 from course_build.instructor.student_records import known_students, remember_students
 from course_build.instructor.submission_times import SubmissionTimeError, instructor_times
 from course_build.instructor.zip_safety import ArchiveError
@@ -59,7 +76,64 @@ def _kept_summary(kept_newer: dict[str, str]) -> str:
     return f", {len(kept_newer)} kept their newer graded submission (the zip's older file set aside)"
 
 
-def main(argv: list[str] | None = None) -> int:
+def _collect_and_grade(
+    course: Path, lesson: str, plan: CollectionPlan, *, replace: bool, unsandboxed: bool
+) -> tuple[Collection, list[str]]:
+    """Steps 1 to 3 of the module docstring in ``course``; return what was collected and who was
+    graded (everyone collected but those who kept a newer graded submission)."""
+    keep_release(course, lesson)
+    run_nbgrader(course, "generate_assignment", lesson, "--force")
+    collection = collect(course, lesson, plan, replace=replace)
+    remember_students(course, lesson, collection.students)
+    for entry in collection.ignored:
+        print(f"ignored {entry!r}: not named like an LMS submission (see course_build/instructor/lms.py)")
+    for student, note in {**collection.kept_newer, **collection.replaced_newer}.items():
+        print(f"{student}: {note}")
+    to_grade = [s for s in collection.students if s not in collection.kept_newer]
+    if to_grade:
+        grade_lesson(course, lesson, to_grade, unsandboxed=unsandboxed, progress=True)
+    return collection, to_grade
+
+
+def _grade_shard(
+    course: Path, lesson: str, plan: CollectionPlan, shard: Shard, *, replace: bool, unsandboxed: bool
+) -> int:
+    """Grade the students of ``shard`` in its own course directory; the course is only read."""
+    part = plan_for_shard(plan, shard)
+    try:
+        folder, states = prepare_shard(course, lesson, shard, part.students)
+    except ShardError as error:
+        print(error, file=sys.stderr)
+        return 2
+    collection, to_grade = _collect_and_grade(folder, lesson, part, replace=replace, unsandboxed=unsandboxed)
+    manifest = ShardManifest(
+        lesson=lesson,
+        index=shard.index,
+        count=shard.count,
+        zip_name=plan.archive.name,
+        zip_sha256=plan.sha256,
+        source_sha256=source_sha256(folder, lesson),
+        students=collection.students,
+        kept_newer=collection.kept_newer,
+        replaced_newer=collection.replaced_newer,
+        ignored=collection.ignored,
+        course_states=states,
+    )
+    if collection.students:
+        results = class_results(folder, course_late_policy(folder), [lesson])
+        print(lesson_table([r for r in results if r.student in collection.students]))
+    write_manifest(folder, manifest)
+    print(
+        f"\nshard {shard} of {lesson}: {len(collection.students)} of the zip's {len(plan.students)} "
+        f"student(s) in this shard, {len(to_grade)} graded{_kept_summary(collection.kept_newer)}; "
+        f"kept in {folder} (the course is unchanged).\n"
+        f"When all {shard.count} shards have finished: python -m course_build.merge {lesson}"
+    )
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The command line (also read by the tests of the cluster scripts, so they cannot drift)."""
     parser = argparse.ArgumentParser(
         prog="python -m course_build.grade",
         description="Collect, autograde and write feedback for one lesson's LMS zip, and the grade sheet.",
@@ -95,8 +169,25 @@ def main(argv: list[str] | None = None) -> int:
         help="grade without the bubblewrap sandbox (only where it cannot run): the student's code can "
         "then read the solutions and change other grades, and every row says so",
     )
+    parser.add_argument(
+        "--shard",
+        metavar="K/N",
+        help="grade only shard K of N of the zip's students, in COURSE/shards/LESSON/K-of-N, leaving the "
+        "course as it is (a cluster job); when all N have run: python -m course_build.merge LESSON",
+    )
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
     args = parser.parse_args(argv)
     archive = args.zip
+    try:
+        shard = parse_shard(args.shard) if args.shard is not None else None
+    except ShardError as error:
+        parser.exit(2, f"{error}\n")
+    if shard is not None and args.out is not None:
+        parser.exit(2, "--out: a shard writes no grade sheet; python -m course_build.merge writes it\n")
     try:
         course = resolve_course(args.course)
         course_late_policy(course)
@@ -104,7 +195,10 @@ def main(argv: list[str] | None = None) -> int:
         parser.exit(2, f"{error}\n")
     if not (course / "source" / args.lesson / f"{args.lesson}.ipynb").is_file():
         parser.error(f"{course}/source has no lesson {args.lesson!r}")
-    known = known_students(course) if has_gradebook(course) else {}
+    if shard is not None:
+        known = known_students_read_only(course)
+    else:
+        known = known_students(course) if has_gradebook(course) else {}
     try:
         times = instructor_times(args.submitted_at, args.submitted_at_csv)
         plan = plan_collection(archive, known, times)
@@ -119,18 +213,14 @@ def main(argv: list[str] | None = None) -> int:
                 "Install bubblewrap (as root: apt-get install bubblewrap), or pass --unsandboxed to grade "
                 "without protection (every row will say so).\n",
             )
-    keep_release(course, args.lesson)
-    run_nbgrader(course, "generate_assignment", args.lesson, "--force")
-    collection = collect(course, args.lesson, plan, replace=args.replace)
+    if shard is not None:
+        return _grade_shard(
+            course, args.lesson, plan, shard, replace=args.replace, unsandboxed=args.unsandboxed
+        )
+    collection, to_grade = _collect_and_grade(
+        course, args.lesson, plan, replace=args.replace, unsandboxed=args.unsandboxed
+    )
     students = collection.students
-    remember_students(course, args.lesson, students)
-    for entry in collection.ignored:
-        print(f"ignored {entry!r}: not named like an LMS submission (see course_build/instructor/lms.py)")
-    for student, note in {**collection.kept_newer, **collection.replaced_newer}.items():
-        print(f"{student}: {note}")
-    to_grade = [s for s in students if s not in collection.kept_newer]
-    if to_grade:
-        grade_lesson(course, args.lesson, to_grade, unsandboxed=args.unsandboxed, progress=True)
     out = args.out or course / "grades.csv"
     results = write_grade_sheet(course, out)
     print(lesson_table([r for r in results if r.lesson == args.lesson and r.student in students]))

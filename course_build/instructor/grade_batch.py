@@ -12,10 +12,9 @@ an unexecuted copy) is graded again once, on its own; if that run does not end e
 autograded cells score zero in the gradebook, with a note saying why, never "pending".
 """
 
-import os
 import shutil
 import time
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -23,11 +22,13 @@ from nbgrader.api import Gradebook, MissingEntry
 from traitlets.config.loader import PyFileConfigLoader
 
 from course_build.grader_notes import UNPROTECTED_NOTE, NotebookNotes
+from course_build.instructor.machine import usable_cores, usable_memory
 from course_build.instructor.manual_grades import answers_before_regrade, keep_hand_grades
 from course_build.instructor.progress import watch_files
 from course_build.instructor.results import NOT_GRADED_NOTE
 from course_build.instructor.student_records import read_record
 from course_build.instructor.submitted_folders import normalize_submission
+from course_build.nbgrader_plugins.sandbox import SandboxedKernelManager
 from course_build.nbgrader_plugins.sandboxed_execute import SandboxedExecute
 from course_build.nbgrader_runner import (
     NbgraderError,
@@ -36,6 +37,9 @@ from course_build.nbgrader_runner import (
 )
 
 STARTUP_MARGIN_S = 120  # per notebook, beyond its time budget: nbgrader, the kernel, the checker
+# Memory of one grading worker beyond its kernel's limit: nbgrader's process and the trusted
+# checker (numpy, and torch for the lessons that grade PyTorch code).
+WORKER_OVERHEAD_GIB = 1.0
 
 
 @dataclass(frozen=True)
@@ -71,9 +75,21 @@ def submitted_students(course: Path, lesson: str) -> list[str]:
     return sorted(p.parent.name for p in (course / "submitted").glob(f"*/{lesson}") if p.is_dir())
 
 
-def default_jobs() -> int:
-    """Parallel nbgrader processes: one per CPU core, at most 4 (each kernel may use 4 GiB)."""
-    return max(1, min(4, os.cpu_count() or 1))
+def default_jobs(course: Path | None = None) -> int:
+    """Parallel nbgrader processes: one per core this process may use, as many as memory holds
+    at the kernel's memory limit (``c.SandboxedKernelManager.memory_limit_gib`` of ``course``)
+    plus ``WORKER_OVERHEAD_GIB`` for nbgrader and the checker beside it (``machine``)."""
+    per_job = (kernel_memory_gib(course) + WORKER_OVERHEAD_GIB) * 2**30
+    return max(1, min(usable_cores(), int(usable_memory() // per_job)))
+
+
+def kernel_memory_gib(course: Path | None) -> float:
+    """The memory limit of one grading kernel, as ``course`` configures it (or the default)."""
+    default = SandboxedKernelManager.memory_limit_gib.default_value
+    if course is None:
+        return default
+    config = PyFileConfigLoader("nbgrader_config.py", path=str(course)).load_config()
+    return float(config.SandboxedKernelManager.get("memory_limit_gib", default))
 
 
 def notebook_budget(course: Path, extra: list[str]) -> float:
@@ -209,11 +225,11 @@ def grade_lesson(
     graded_before = answers_before_regrade(course, lesson, students)
     graded_paths = [_graded_notebook(course, lesson, s) for s in students]
     with watch_files(f"{lesson}: autograde", graded_paths, enabled=progress):
-        run_notes = autograde_with_one_retry(course, lesson, students, jobs or default_jobs(), extra)
+        run_notes = autograde_with_one_retry(course, lesson, students, jobs or default_jobs(course), extra)
     keep_hand_grades(course, lesson, graded_before)
     clock.lap("nbgrader autograde")
     try:
-        write_feedback(course, lesson)
+        write_feedback(course, lesson, jobs=jobs)
     except NbgraderError as error:
         run_notes.append(f"nbgrader generate_feedback reported errors: {str(error).splitlines()[0]}")
     clock.lap("nbgrader generate_feedback")
@@ -227,25 +243,29 @@ def grade_lesson(
 STUDENTS_PER_FEEDBACK_PROCESS = 10  # fewer, and a second nbgrader's start-up costs more than it saves
 
 
-def write_feedback(course: Path, lesson: str, jobs: int | None = None) -> list[Path]:
+def write_feedback(
+    course: Path, lesson: str, *, written: Collection[str] = (), jobs: int | None = None
+) -> list[Path]:
     """Write every graded student's feedback page for ``lesson`` afresh; return the pages.
 
     Each student's old ``feedback/<student>/<lesson>/`` is removed first (instead of nbgrader's
     ``--force``, which warns for each one), so a rerun gives the same pages and nothing stale.
     A graded folder whose student the gradebook no longer has (``nbgrader db student remove``) is
-    left out instead of stopping everyone's feedback. A large class is split among up to ``jobs``
-    nbgrader processes (default: ``default_jobs()``), each writing its share of the pages.
+    left out instead of stopping everyone's feedback. The students in ``written`` already have
+    their page written from the gradebook as it is (merged from shards) and are left as they are.
+    A large class is split among up to ``jobs`` nbgrader processes (default: ``default_jobs()``),
+    each writing its share of the pages.
     """
     for folder in (course / "feedback").glob(f"*/{lesson}"):
-        shutil.rmtree(folder)
-    removed = _graded_but_not_in_gradebook(course, lesson)
+        if folder.parent.name not in written:
+            shutil.rmtree(folder)
+    left_out = {*_graded_but_not_in_gradebook(course, lesson), *written}
     graded = sorted(p.parent.name for p in (course / "autograded").glob(f"*/{lesson}") if p.is_dir())
-    graded = [s for s in graded if s not in removed]
+    graded = [s for s in graded if s not in left_out]
     processes = max(1, min(jobs or default_jobs(), len(graded) // STUDENTS_PER_FEEDBACK_PROCESS))
-    groups = [graded[i::processes] for i in range(processes)]
     started = []
-    for group in groups:
-        others = [s for s in graded if s not in group] + removed if processes > 1 else removed
+    for group in [graded[i::processes] for i in range(processes)] if graded else []:
+        others = sorted(left_out.union(s for s in graded if s not in group))
         exclude = [f"--CourseDirectory.student_id_exclude={','.join(others)}"] if others else []
         started.append(start_nbgrader(course, "generate_feedback", lesson, *exclude))
     errors = []
