@@ -61,4 +61,4 @@ def test_release_feedback_is_routed_to_the_course_not_to_nbgraders_exchange():
 
 def test_release_feedback_on_a_broken_course_answers_with_the_error_not_a_traceback(tmp_path):
     answer = formgrader_extension.release_through_report(tmp_path, "L01")
-    assert answer["success"] is False and "generate_feedback" in answer["error"]
+    assert answer["success"] is False and "nbgrader_config.py" in answer["error"]

@@ -25,7 +25,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from traitlets import Dict, Float, Unicode
 from traitlets.config import Configurable
-from traitlets.config.loader import PyFileConfigLoader
+from traitlets.config.loader import ConfigFileNotFound, PyFileConfigLoader
 
 
 class LatePolicyError(ValueError):
@@ -171,7 +171,10 @@ def assess(policy: LatePolicy, lesson: str, submitted_at: str | None, lms_late: 
 
 def course_late_policy(course: Path) -> LatePolicy:
     """The late policy configured in ``course/nbgrader_config.py``, checked."""
-    config = PyFileConfigLoader("nbgrader_config.py", path=str(course)).load_config()
+    try:
+        config = PyFileConfigLoader("nbgrader_config.py", path=str(course)).load_config()
+    except ConfigFileNotFound:
+        raise LatePolicyError(f"{course} has no nbgrader_config.py: it is not a course directory") from None
     policy = LatePolicy(config=config)
     policy.check()
     return policy
