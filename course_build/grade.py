@@ -34,6 +34,7 @@ course_build.merge LESSON`` then brings the N shards into the course and writes 
 
 import argparse
 import sys
+import time
 from pathlib import Path
 
 from traitlets.config.loader import PyFileConfigLoader
@@ -81,9 +82,11 @@ def _collect_and_grade(
 ) -> tuple[Collection, list[str]]:
     """Steps 1 to 3 of the module docstring in ``course``; return what was collected and who was
     graded (everyone collected but those who kept a newer graded submission)."""
+    started = time.perf_counter()
     keep_release(course, lesson)
     run_nbgrader(course, "generate_assignment", lesson, "--force")
     collection = collect(course, lesson, plan, replace=replace)
+    timings = {"generate the release and collect": time.perf_counter() - started}
     remember_students(course, lesson, collection.students)
     for entry in collection.ignored:
         print(f"ignored {entry!r}: not named like an LMS submission (see course_build/instructor/lms.py)")
@@ -91,7 +94,8 @@ def _collect_and_grade(
         print(f"{student}: {note}")
     to_grade = [s for s in collection.students if s not in collection.kept_newer]
     if to_grade:
-        grade_lesson(course, lesson, to_grade, unsandboxed=unsandboxed, progress=True)
+        grade_lesson(course, lesson, to_grade, unsandboxed=unsandboxed, progress=True, timings=timings)
+    print("time spent: " + ", ".join(f"{phase} {seconds:.0f} s" for phase, seconds in timings.items()))
     return collection, to_grade
 
 

@@ -175,7 +175,7 @@ def test_regrading_the_same_zip_gives_the_same_csv(graded_twice):
     assert _rows(tmp_path / "grades-again.csv") == _rows(tmp_path / "grades.csv")
 
 
-def test_the_command_prints_a_table_and_the_ignored_files(graded_twice):
+def test_the_command_prints_a_table_the_ignored_files_and_the_time_of_each_phase(graded_twice):
     _, output = graded_twice
     lines = output.splitlines()
     assert "ignored 'README.txt'" in output
@@ -184,6 +184,8 @@ def test_the_command_prints_a_table_and_the_ignored_files(graded_twice):
     good = next(line for line in lines if line.startswith("goodstudent"))
     assert good.split()[1:6] == ["5/5", "pending", "(5)", "on", "time"] and "5/10 so far" in good
     assert all(student in output for student in ("goodstudent", "zoe", "macdonald-"))
+    spent = next(line for line in lines if line.startswith("time spent: "))
+    assert "nbgrader autograde" in spent and "nbgrader generate_feedback" in spent
 
 
 def test_without_a_usable_sandbox_grading_refuses_or_says_every_grade_is_unprotected(tmp_path):
