@@ -40,10 +40,10 @@ from pathlib import Path
 from traitlets.config.loader import PyFileConfigLoader
 
 from course_build.instructor.collect_zip import Collection, CollectionPlan, collect, plan_collection
-from course_build.instructor.course_dir import CourseDirError, has_gradebook, resolve_course
+from course_build.instructor.course_dir import has_gradebook, open_course
 from course_build.instructor.grade_batch import grade_lesson
 from course_build.instructor.grade_sheet import lesson_table
-from course_build.instructor.late_policy import LatePolicyError, course_late_policy
+from course_build.instructor.late_policy import course_late_policy
 from course_build.instructor.results import class_results
 from course_build.instructor.shards import (
     Shard,
@@ -192,11 +192,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.exit(2, f"{error}\n")
     if shard is not None and args.out is not None:
         parser.exit(2, "--out: a shard writes no grade sheet; python -m course_build.merge writes it\n")
-    try:
-        course = resolve_course(args.course)
-        course_late_policy(course)
-    except (CourseDirError, LatePolicyError) as error:
-        parser.exit(2, f"{error}\n")
+    course, _ = open_course(parser, args.course)
     if not (course / "source" / args.lesson / f"{args.lesson}.ipynb").is_file():
         parser.error(f"{course}/source has no lesson {args.lesson!r}")
     if shard is not None:

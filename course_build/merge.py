@@ -15,10 +15,9 @@ import sys
 from datetime import datetime, timezone
 from pathlib import Path
 
-from course_build.instructor.course_dir import CourseDirError, resolve_course
+from course_build.instructor.course_dir import open_course
 from course_build.instructor.grade_batch import write_feedback
 from course_build.instructor.grade_sheet import lesson_table
-from course_build.instructor.late_policy import LatePolicyError, course_late_policy
 from course_build.instructor.shard_merge import (
     MergeOutcome,
     add_ledger_in_order,
@@ -46,11 +45,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    try:
-        course = resolve_course(args.course)
-        course_late_policy(course)
-    except (CourseDirError, LatePolicyError) as error:
-        parser.exit(2, f"{error}\n")
+    course, _ = open_course(parser, args.course)
     if not (course / "source" / args.lesson / f"{args.lesson}.ipynb").is_file():
         parser.exit(2, f"{course}/source has no lesson {args.lesson!r}\n")
     try:
