@@ -344,6 +344,93 @@ def test_the_test_cannot_be_reached_from_the_function():
     assert result["error"] == {"ename": "NameError", "evalue": "name '_oracle' is not defined"}
 
 
+def _counting(namespace):
+    """A kernel ``ask`` that also records every request it receives."""
+    requests, ask = [], _kernel(namespace)
+
+    def counted(request):
+        requests.append(request)
+        return ask(request)
+
+    return requests, counted
+
+
+def test_call_many_sends_a_batch_in_one_message_and_gives_what_a_loop_gives():
+    code = (
+        "import numpy as np\n"
+        "from transformer_course.checks import call_many\n"
+        "_calls = [((np.random.default_rng([7, _i]),), {}) for _i in range(300)]\n"
+        "_batch = call_many(draw, _calls)\n"
+        "_loop = [draw(np.random.default_rng([7, _i])) for _i in range(300)]\n"
+        "assert _batch == _loop and len(set(_batch)) == 300\n"
+        "_x = np.array([1.0, 2.0])\n"
+        "assert call_many(in_place, [((_x,), {})] * 3) == [None] * 3 and np.array_equal(_x, [1.0, 2.0])\n"
+        "_rng = np.random.default_rng(3)\n"
+        "assert call_many(draw, [((_rng,), {})]) == [float(np.random.default_rng(3).standard_normal())]\n"
+        "assert float(_rng.standard_normal()) == float(np.random.default_rng(3).standard_normal(2)[1])\n"
+        "assert call_many(draw, []) == []\n"
+        "try:\n    call_many(draw, [((_rng,), {}), ((), {'rng': _rng})])\n"
+        "except ValueError as _e:\n    assert 'its own np.random.Generator' in str(_e)\n"
+        "else:\n    raise AssertionError('a shared generator was accepted')\n"
+    )
+    requests, ask = _counting(_namespace())
+    result = run_test_cell(code, ["draw", "in_place"], ask)
+    assert result["error"] is None, result
+    ops = [r["op"] for r in requests]
+    assert ops.count("call_many") == 3 and ops.count("call") == 300  # the batches, and the loop
+
+
+def test_call_many_stops_at_the_first_call_that_raises_like_a_loop():
+    namespace = _namespace()
+    fragile = (
+        "seen = []\ndef fragile(x):\n    seen.append(x)\n    if x == 2:\n        raise ValueError('two')\n"
+    )
+    fragile += "    return x"
+    exec(fragile, namespace)  # noqa: S102 - a stand-in for the student's kernel
+    code = (
+        "from transformer_course.checks import call_many\n"
+        "try:\n    call_many(fragile, [((_i,), {}) for _i in range(5)])\n"
+        "except ValueError as _e:\n    assert str(_e) == 'two'\nelse:\n    raise AssertionError('no error')\n"
+    )
+    assert run_test_cell(code, ["fragile"], _kernel(namespace))["error"] is None
+    assert namespace["seen"] == [0, 1, 2]
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        {"status": "batch", "replies": []},
+        {"status": "batch", "replies": [{"status": "returned", "value": wire.encode(1.0)}]},  # 1 of 2
+        {"status": "batch", "replies": [{"status": "returned", "value": wire.encode(1.0)}] * 3},
+        {"status": "batch", "replies": "many"},
+        {"status": "batch", "replies": [7, 8]},
+        {"status": "returned", "value": wire.encode([1.0, 2.0])},
+    ],
+)
+def test_a_forged_batch_reply_fails_the_cell_even_when_the_test_swallows_it(reply):
+    code = (
+        "import numpy as np\nfrom transformer_course.checks import call_many\n"
+        "try:\n    call_many(softmax, [((np.zeros(2),), {})] * 2)\nexcept BaseException:\n    pass\n"
+    )
+    result = _run(code, replies={"softmax": reply})
+    assert result["error"]["ename"] == "GradingError"
+
+
+def test_call_many_in_the_kernel_copies_arguments_but_shares_generators():
+    from transformer_course.checks import call_many
+
+    namespace = _namespace()
+    x, rng = np.array([1.0, 2.0]), np.random.default_rng(5)
+    assert call_many(namespace["in_place"], [((x,), {})] * 2) == [None, None]
+    assert np.array_equal(x, [1.0, 2.0])
+    (first,) = call_many(namespace["draw"], [((), {"rng": rng})])
+    replay = np.random.default_rng(5)
+    assert first == float(replay.standard_normal())
+    assert float(rng.standard_normal()) == float(replay.standard_normal()), "the generator advanced"
+    with pytest.raises(ValueError, match="its own np.random.Generator"):
+        call_many(namespace["draw"], [((rng,), {}), ((rng,), {})])
+
+
 def test_bound_names_are_plain_values_and_proxies():
     link = KernelLink(_kernel(_namespace()))
     bound = bind_names(link, ["softmax", "weight_on_key0", "not_there"])

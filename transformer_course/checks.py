@@ -91,6 +91,35 @@ def all_of(condition: object, *, what: str = "the condition") -> bool:
     return bool(np.all(array))
 
 
+def call_many(function: Callable, calls: list[tuple[tuple, dict]]) -> list[object]:
+    """``[function(*args, **kwargs) for args, kwargs in calls]``, each call on copies of its arguments.
+
+    A frequency test calls a sampler thousands of times. While grading, ``function`` is the
+    checker's stand-in for the student's function, whose ``call_many`` sends all the calls to the
+    student's kernel in one message, not one message each. A ``np.random.Generator`` argument is
+    not copied (it advances, as a sampler's generator should), so each call must have its own: the
+    calls of a batch are sent before any of them runs, so one generator shared by two calls would
+    not advance between them. The first call that raises stops the rest, as in a loop.
+    """
+    calls = [(tuple(args), dict(kwargs)) for args, kwargs in calls]
+    generators = [
+        id(v)
+        for args, kwargs in calls
+        for v in (*args, *kwargs.values())
+        if isinstance(v, np.random.Generator)
+    ]
+    if len(generators) != len(set(generators)):
+        raise ValueError("call_many: give each call its own np.random.Generator (a batch cannot share one)")
+    batched = getattr(function, "call_many", None)
+    if batched is not None:
+        return batched(calls)
+    results = []
+    for args, kwargs in calls:
+        shared = {id(v): v for v in (*args, *kwargs.values()) if isinstance(v, np.random.Generator)}
+        results.append(function(*copy.deepcopy(args, dict(shared)), **copy.deepcopy(kwargs, dict(shared))))
+    return results
+
+
 def inputs_after_call(function: Callable, *args: object, **kwargs: object) -> tuple[object, tuple, dict]:
     """Call ``function`` on copies of the arguments; return its result and the copies as it left them.
 

@@ -10,7 +10,8 @@ cells define is bound to what the student's kernel holds under that name:
 * a plain value (a number, an array, a list ...) is fetched once, as plain data;
 * a function becomes a ``StudentFunction``: calling it sends the plain arguments into the kernel,
   runs the student's function there on copies and brings back the plain result and the builtin
-  type and message of an exception it raised. The test's own arguments never change, except that a
+  type and message of an exception it raised (``call_many``: a batch of calls in one message,
+  for a test that calls it thousands of times). The test's own arguments never change, except that a
   ``np.random.Generator`` advances as it did in the kernel; ``call_reporting_inputs`` reports how
   the function left its copies.
 
@@ -167,12 +168,41 @@ class StudentFunction:
 
     def __call__(self, *args: object, **kwargs: object) -> object:
         """Run the student's function on copies of the arguments; only generators advance here."""
-        result, changed = self._call(args, kwargs)
-        if changed is not None:
-            args_after, kwargs_after = changed
-            _carry_generator_states(list(args), args_after)
-            _carry_generator_states(list(kwargs.values()), [kwargs_after[key] for key in kwargs])
-        return result
+        reply = self._link.ask({"op": "call", "name": self.__name__, **self._encoded(args, kwargs)})
+        return self._result(reply, args, kwargs)
+
+    def call_many(self, calls: list[tuple[tuple, dict]]) -> list[object]:
+        """``[self(*args, **kwargs) for args, kwargs in calls]``, sent to the kernel in one message.
+
+        A frequency test calls a sampler thousands of times; one message per call costs
+        milliseconds each, a batch costs them once. Each call still runs on its own copies, in
+        order, and each call's generators advance as they did in the kernel (tests reach this
+        through ``transformer_course.checks.call_many``, which refuses a generator shared by two
+        calls: all the calls are sent before any runs). The first call that raises stops the batch
+        in the kernel and raises here, as it would stop the loop.
+        """
+        calls = [(tuple(args), dict(kwargs)) for args, kwargs in calls]
+        if not calls:
+            return []
+        encoded = [self._encoded(args, kwargs) for args, kwargs in calls]
+        reply = self._link.ask(
+            {"op": "call_many", "name": self.__name__, "calls": [[e["args"], e["kwargs"]] for e in encoded]}
+        )
+        replies = reply.get("replies")
+        if (
+            reply.get("status") != "batch"
+            or not isinstance(replies, list)
+            or not 0 < len(replies) <= len(calls)
+        ):
+            raise self._link.fail(
+                "GradingError", f"the kernel's answer to calls of {self.__name__} was malformed"
+            )
+        results = [
+            self._result(one, args, kwargs) for one, (args, kwargs) in zip(replies, calls, strict=False)
+        ]
+        if len(results) < len(calls):  # the kernel stopped early without a call that failed
+            raise self._link.fail("GradingError", f"the kernel answered only some calls of {self.__name__}")
+        return results
 
     def call_reporting_inputs(self, *args: object, **kwargs: object) -> tuple[object, tuple, dict]:
         """Call the function; return its result and its arguments as the student's code left them.
@@ -182,22 +212,37 @@ class StudentFunction:
         ``transformer_course.checks.inputs_after_call`` uses this to check that a function leaves
         its inputs alone. An exception the function raised is raised here too.
         """
-        result, changed = self._call(args, kwargs)
+        reply = self._link.ask({"op": "call", "name": self.__name__, **self._encoded(args, kwargs)})
+        result, changed = self._read_reply(reply, args, kwargs)
         if changed is None:
             changed = wire.decode(wire.encode(list(args))), wire.decode(wire.encode(kwargs))
         args_after, kwargs_after = changed
         return result, tuple(args_after), kwargs_after
 
-    def _call(self, args: tuple, kwargs: dict) -> tuple[object, tuple[list, dict] | None]:
-        """The function's result, and its arguments as it left them where it changed any (else None)."""
-        name = self.__name__
+    def _encoded(self, args: tuple, kwargs: dict) -> dict:
         try:
-            encoded_args, encoded_kwargs = wire.encode(list(args)), wire.encode(kwargs)
+            return {"args": wire.encode(list(args)), "kwargs": wire.encode(kwargs)}
         except wire.NotPlainData as error:
             raise TypeError(
-                f"this test passes {error} to {name}; tests may pass only plain data ({PLAIN_KINDS})"
+                f"this test passes {error} to {self.__name__}; tests may pass only plain data ({PLAIN_KINDS})"
             ) from None
-        reply = self._link.ask({"op": "call", "name": name, "args": encoded_args, "kwargs": encoded_kwargs})
+
+    def _result(self, reply: dict, args: tuple, kwargs: dict) -> object:
+        """The result a call's reply carries; the test's generators advance as the kernel's did."""
+        result, changed = self._read_reply(reply, args, kwargs)
+        if changed is not None:
+            args_after, kwargs_after = changed
+            _carry_generator_states(list(args), args_after)
+            _carry_generator_states(list(kwargs.values()), [kwargs_after[key] for key in kwargs])
+        return result
+
+    def _read_reply(
+        self, reply: object, args: tuple, kwargs: dict
+    ) -> tuple[object, tuple[list, dict] | None]:
+        """The function's result, and its arguments as it left them where it changed any (else None)."""
+        name = self.__name__
+        if not isinstance(reply, dict):
+            raise self._link.fail("GradingError", f"the kernel's answer to a call of {name} was malformed")
         status = reply.get("status")
         changed = None
         try:

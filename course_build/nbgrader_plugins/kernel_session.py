@@ -1,8 +1,9 @@
 """The grader's end of a session with the student's kernel: requests in, untrusted replies out.
 
-A test cell calls the student's functions many times (lesson 10's sampler test draws 10,000
-tokens). Executing a cell in the kernel for every call costs about ten milliseconds of messages
-and bookkeeping each; a session costs one message each way per call instead. The grader executes
+A test cell calls the student's functions many times (lesson 10's sampler test draws 5,000
+tokens, in batches: ``call_many``). Executing a cell in the kernel for every call costs about ten
+milliseconds of messages and bookkeeping each; a session costs one message each way per call
+instead. The grader executes
 one cell in the kernel, ``wire.SERVE_CODE``, which reads requests with ``input()`` and sends each
 reply as the prompt of its next ``input()`` (``wire.serve``), over the kernel's stdin channel; the
 session relays them and collects what the cell prints, through the grading client's own output

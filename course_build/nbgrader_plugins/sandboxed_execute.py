@@ -21,11 +21,12 @@
   might rely on (replaced numpy functions, IPython hooks, processes left running): notes for the
   instructor that cost no points.
 * Time is budgeted here, outside the sandbox (``course_build.nbgrader_plugins.time_budget``): each
-  call into the kernel (``Execute.timeout``), each test cell in all (``test_cell_budget``: its calls
-  plus the checker's work; past it the cell fails and the notebook goes on) and the notebook in all
-  (``notebook_budget``: past it the remaining cells fail as not run). The notebook is always
-  finished, and the run is marked finished in the grader's notes, so a run that was killed is told
-  apart from one that ended (``course_build.instructor.grade_batch`` regrades it once).
+  call into the kernel (``Execute.timeout``; a batch of calls gets that much per call), each test
+  cell in all (``test_cell_budget``: its calls plus the checker's work; past it the cell fails and
+  the notebook goes on) and the notebook in all (``notebook_budget``: past it the remaining cells
+  fail as not run). The notebook is always finished, and the run is marked finished in the
+  grader's notes, so a run that was killed is told apart from one that ended
+  (``course_build.instructor.grade_batch`` regrades it once).
 
 Notes go to the grader's own store (``course_build.grader_notes``), never the notebook's metadata.
 """
@@ -272,7 +273,11 @@ class SandboxedExecute(Execute):
         that the budget caused says so."""
         if session is None or budget.spent():
             return {"status": "timeout", "message": budget.ran_out()}
-        session.call_timeout = budget.wait_s(self.timeout or None)
+        calls = request.get("calls") if request.get("op") == "call_many" else None
+        per_call = self.timeout or None
+        if per_call is not None and isinstance(calls, list):  # a batch has each call's time
+            per_call *= max(1, len(calls))
+        session.call_timeout = budget.wait_s(per_call)
         reply = await session.ask(request)
         if reply.get("status") == "timeout" and budget.ran_out():
             return {"status": "timeout", "message": budget.ran_out()}
