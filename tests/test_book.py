@@ -59,5 +59,9 @@ def test_launch_buttons_and_bibliography(built_site):
         in page
     )
     assert "mybinder.org/v2/gh/" + github_path in page
+    # No JupyterHub is configured as shipped, so the page has no JupyterHub launch button.
+    config = yaml.safe_load((REPO_ROOT / "_config.yml").read_text(encoding="utf-8"))
+    assert config["launch_buttons"]["jupyterhub_url"] == ""
+    assert "hub/user-redirect/git-pull" not in page and "JupyterHub" not in page
     bibliography = (built_site / "book" / "bibliography.html").read_text(encoding="utf-8")
     assert "Attention Is All You Need" in bibliography
