@@ -204,10 +204,10 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         repositories = course_repositories()
-    except RepositoryConfigError as error:
+        files = write_student_tree(args.out_dir)
+    except (RepositoryConfigError, FileExistsError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
-    files = write_student_tree(args.out_dir)
     problems = check_no_answers(args.out_dir) + files_naming_the_instructor_repository(args.out_dir)
     for problem in problems:
         print(f"LEAK: {problem}")

@@ -7,6 +7,7 @@ from __future__ import annotations
 import http.server
 import importlib.metadata
 import importlib.util
+import json
 import os
 import re
 import shutil
@@ -443,6 +444,30 @@ def test_the_log_filter_drops_only_the_local_index_warning():
         cwd=ROOT,
     )
     assert result.stdout.splitlines() == [real]
+
+
+@pytest.mark.slow
+def test_switching_off_the_instructor_tools_is_silent_and_locks_them(tmp_path):
+    """The real `jupyter` commands of student_tools.sh (user level, a fresh config folder): no
+    line in the install log (a loop of disables once printed JupyterLab's plugin-manager note
+    five times), every instructor plugin disabled and locked."""
+    config = tmp_path / "jupyter-config"
+    env = {
+        **os.environ,
+        "JUPYTER_CONFIG_DIR": str(config),
+        "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}",
+    }
+    result = subprocess.run(
+        ["bash", "-c", f"source {SCRIPTS / 'student_tools.sh'} && disable_instructor_tools user"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
+    assert result.returncode == 0 and result.stdout + result.stderr == "", result.stdout + result.stderr
+    page_config = json.loads((config / "labconfig" / "page_config.json").read_text(encoding="utf-8"))
+    plugins = dict.fromkeys(student_plugins(), True)
+    assert page_config == {"disabledExtensions": plugins, "lockedExtensions": plugins}
 
 
 # --- the course package's own build: what `pip install -e .` runs ------------------------------

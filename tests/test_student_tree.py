@@ -71,9 +71,9 @@ def test_a_leaked_solution_is_caught(tree, tmp_path):
     assert any("extra.ipynb" in problem for problem in check_no_answers(leaky))
 
 
-def test_command_refuses_an_existing_folder(tmp_path):
-    with pytest.raises(FileExistsError):
-        main([str(tmp_path)])
+def test_command_refuses_an_existing_folder_in_one_line(tmp_path, capsys):
+    assert main([str(tmp_path)]) == 2
+    assert capsys.readouterr().err == f"error: {tmp_path} exists; give a new folder\n"
 
 
 # --- one published student repository, named in _config.yml ------------------------------------
