@@ -45,3 +45,17 @@ def test_the_readme_documents_ci_and_where_the_book_is_published():
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     assert ".github/workflows/ci.yml" in readme
     assert "python -m course_build.student_tree" in readme and "instructor_repository" in readme
+
+
+def test_the_guide_says_which_repository_to_keep_private_and_how_to_publish_the_other():
+    guide = (ROOT / "book" / "instructors.md").read_text(encoding="utf-8")
+    section = guide.split("### 0. Before the term", 1)[1].split("\n### ", 1)[0]
+    for needed in (
+        "Keep the instructor repository private",
+        "`instructor_repository`",
+        "Publish the student repository",
+        "`repository.url`",
+        "python -m course_build.student_tree",
+        '"GitHub Actions"',
+    ):
+        assert needed in section, needed
