@@ -5,6 +5,12 @@ notebooks, the helper package, the requirements, a README for students) and noth
 answers away: no lesson sources, no solution notebooks, no nbgrader course directory, no tests
 (they hold the realistic wrong answers) and no ``course_build``: the book build's Sphinx extensions
 are ``course_site``, a package of their own. ``check_no_answers`` proves it on the written tree.
+
+It is published under its own name (``repository.url`` in ``_config.yml``) while the instructor
+repository stays private: the tree's ``_config.yml`` leaves ``instructor_repository`` out, its
+README clones the student repository, it carries its own GitHub Pages workflow
+(``student_pages.yml``), and ``files_naming_the_instructor_repository`` proves that no file points
+back at the instructor repository.
 """
 
 import argparse
@@ -15,11 +21,12 @@ from pathlib import Path
 import nbformat
 
 from course_build.cell_roles import is_written_answer
-from course_build.paths import REPO_ROOT, lesson_names, nbgrader_source_notebook
+from course_build.paths import BOOK_CONFIG, REPO_ROOT, lesson_names, nbgrader_source_notebook
+from course_build.repositories import RepositoryConfigError, course_repositories, mentions
 
 # Paths relative to the repository root; folders are copied whole.
 INCLUDED = (
-    "_config.yml",
+    ".gitignore",
     "_toc.yml",
     "book",
     "notebooks",
@@ -42,6 +49,8 @@ INCLUDED = (
 )
 IGNORED = shutil.ignore_patterns("__pycache__", "*.pyc", ".ipynb_checkpoints", "*.egg-info")
 ANSWER_MARKERS = ("BEGIN SOLUTION", "END SOLUTION", "BEGIN HIDDEN TESTS", "END HIDDEN TESTS")
+PAGES_WORKFLOW = Path(".github") / "workflows" / "pages.yml"
+STUDENT_PAGES_TEMPLATE = Path(__file__).with_name("student_pages.yml")
 
 STUDENT_README = r"""# Attention, Built Up
 
@@ -54,6 +63,8 @@ from a dot product up, one Jupyter notebook per lesson.
 - **JupyterLab**:
 
   ```bash
+  git clone {clone_url}
+  cd {folder}
   bash scripts/install-student.sh   # .venv with the lessons' packages; nbgrader's Validate button only
   source .venv/bin/activate
   jupyter lab notebooks/
@@ -72,6 +83,9 @@ Each lesson has exercises: written ones (Recall, Extend) and code you complete w
 `raise NotImplementedError()`. The box at the top of each notebook says how they work; the visible
 tests under each exercise tell you what to fix, and your instructor grades the submitted notebook
 with more tests of the same properties.
+
+The book is published from this repository by `.github/workflows/pages.yml` (set the repository's
+Pages source to "GitHub Actions").
 """
 
 
@@ -100,10 +114,30 @@ def model_answers() -> list[str]:
     return [answer for answer in answers if answer.count("\n") >= 1 or len(answer) >= 60]
 
 
+def without_instructor_entry(config_text: str) -> str:
+    """``_config.yml``'s text without ``instructor_repository`` and the comment lines above it."""
+    lines = config_text.splitlines(keepends=True)
+    kept: list[str] = []
+    for line in lines:
+        if line.startswith("instructor_repository:"):
+            while kept and kept[-1].startswith("#"):
+                kept.pop()
+            continue
+        kept.append(line)
+    return "".join(kept)
+
+
+def student_readme(student_url: str) -> str:
+    """The student repository's README, its clone command naming that repository."""
+    folder = student_url.rsplit("/", 1)[1]
+    return STUDENT_README.replace("{clone_url}", f"{student_url}.git").replace("{folder}", folder)
+
+
 def write_student_tree(out_dir: Path) -> list[Path]:
     """Write the student repository into ``out_dir`` (which must not exist); return its files."""
     if out_dir.exists():
         raise FileExistsError(f"{out_dir} exists; give a new folder")
+    repositories = course_repositories()
     for relative in INCLUDED:
         source, target = REPO_ROOT / relative, out_dir / relative
         if source.is_dir():
@@ -111,7 +145,11 @@ def write_student_tree(out_dir: Path) -> list[Path]:
         elif source.is_file():
             target.parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(source, target)
-    (out_dir / "README.md").write_text(STUDENT_README, encoding="utf-8")
+    config = without_instructor_entry(BOOK_CONFIG.read_text(encoding="utf-8"))
+    (out_dir / "_config.yml").write_text(config, encoding="utf-8")
+    (out_dir / "README.md").write_text(student_readme(repositories.student), encoding="utf-8")
+    (out_dir / PAGES_WORKFLOW).parent.mkdir(parents=True)
+    shutil.copy2(STUDENT_PAGES_TEMPLATE, out_dir / PAGES_WORKFLOW)
     return sorted(p for p in out_dir.rglob("*") if p.is_file())
 
 
@@ -134,6 +172,29 @@ def check_no_answers(out_dir: Path) -> list[str]:
     return problems
 
 
+def _text_files(out_dir: Path) -> list[tuple[Path, str]]:
+    """Every file of the tree that reads as UTF-8 text, with its text."""
+    texts = []
+    for path in sorted(
+        p for p in out_dir.rglob("*") if p.is_file() and ".git" not in p.relative_to(out_dir).parts
+    ):
+        try:
+            texts.append((path, path.read_text(encoding="utf-8")))
+        except (UnicodeDecodeError, OSError):
+            continue  # binary files (checkpoints, images)
+    return texts
+
+
+def files_naming_the_instructor_repository(out_dir: Path) -> list[str]:
+    """Files of the tree that name the instructor repository (empty: clean)."""
+    instructor = course_repositories().instructor_path
+    return [
+        f"{path.relative_to(out_dir)} names {instructor}"
+        for path, text in _text_files(out_dir)
+        if mentions(text, instructor)
+    ]
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m course_build.student_tree",
@@ -141,13 +202,21 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("out_dir", type=Path)
     args = parser.parse_args(argv)
-    files = write_student_tree(args.out_dir)
-    problems = check_no_answers(args.out_dir)
+    try:
+        repositories = course_repositories()
+        files = write_student_tree(args.out_dir)
+    except (RepositoryConfigError, FileExistsError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    problems = check_no_answers(args.out_dir) + files_naming_the_instructor_repository(args.out_dir)
     for problem in problems:
         print(f"LEAK: {problem}")
     if problems:
         return 1
-    print(f"{len(files)} files written to {args.out_dir}; no solution or hidden test in them.")
+    print(
+        f"{len(files)} files written to {args.out_dir}; no solution, hidden test or link to the "
+        f"instructor repository in them. Publish it as {repositories.student}."
+    )
     return 0
 
 

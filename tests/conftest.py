@@ -1,7 +1,7 @@
 """Shared fixtures: grading runs and book builds are expensive, so each happens once per session."""
 
 import os
-import subprocess
+import shutil
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,8 +18,7 @@ from grading_harness import (  # noqa: E402
     share_course_templates,
     solution_answers,
 )
-
-from course_build.paths import REPO_ROOT  # noqa: E402
+from student_repository import build_student_book, publish_and_clone  # noqa: E402
 
 
 def _run_folder(tmp_path_factory) -> Path:
@@ -55,28 +54,29 @@ def solution_and_blank_grades(tmp_path_factory):
 
 
 @pytest.fixture(scope="session")
-def built_site(tmp_path_factory) -> Path:
-    """The book's HTML: ``$COURSE_SITE_DIR`` when set (an existing build), else a fresh build."""
+def student_book(tmp_path_factory) -> Path:
+    """A clone of the published student repository with its book built by its Pages workflow."""
+    # One build for the whole run: under pytest-xdist every worker asks for it, so the first one
+    # builds while the others wait on the lock, in the run's folder that all workers share.
+    shared = _run_folder(tmp_path_factory)
+    clone = shared / "student-repository" / "clone"
+    with FileLock(shared / "student-repository.lock"):
+        if not (clone / "_build" / "html" / "index.html").is_file():
+            shutil.rmtree(shared / "student-repository", ignore_errors=True)
+            clone = publish_and_clone(shared / "student-repository")
+            result = build_student_book(clone)
+            assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-4000:]
+    return clone
+
+
+@pytest.fixture(scope="session")
+def built_site(request) -> Path:
+    """The published book's HTML: ``$COURSE_SITE_DIR`` when set (an existing build), else the
+    student repository's, built from its clone (``student_book``)."""
     given = os.environ.get("COURSE_SITE_DIR")
     if given:
         site = Path(given)
         if not (site / "index.html").is_file():
             pytest.skip(f"COURSE_SITE_DIR={given} holds no built site (no index.html); build the book")
         return site
-    # One build for the whole run: under pytest-xdist every worker asks for it, so the first one
-    # builds while the others wait on the lock, in the run's folder that all workers share.
-    shared = _run_folder(tmp_path_factory)
-    out = shared / "browser-book"
-    jupyter_book = str(Path(sys.executable).parent / "jupyter-book")
-    build = [jupyter_book, "build", str(REPO_ROOT), "-W", "-n", "--keep-going", "--path-output", str(out)]
-    html = out / "_build" / "html"
-    with FileLock(shared / "browser-book.lock"):
-        if not (html / "index.html").is_file():
-            result = subprocess.run(
-                build,
-                capture_output=True,
-                text=True,
-                timeout=1200,
-            )
-            assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-4000:]
-    return html
+    return request.getfixturevalue("student_book") / "_build" / "html"

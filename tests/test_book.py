@@ -1,6 +1,7 @@
 """The Jupyter Book builds offline with warnings as errors and shows what readers need."""
 
 import re
+from urllib.parse import quote
 
 import pytest
 import yaml
@@ -59,5 +60,12 @@ def test_launch_buttons_and_bibliography(built_site):
         in page
     )
     assert "mybinder.org/v2/gh/" + github_path in page
+    # A JupyterHub launch button exactly when _config.yml names a hub (as shipped it names none).
+    hub = yaml.safe_load((REPO_ROOT / "_config.yml").read_text(encoding="utf-8"))["launch_buttons"]
+    hub = hub.get("jupyterhub_url", "").rstrip("/")
+    if hub:
+        assert f"{hub}/hub/user-redirect/git-pull?repo={quote(repo, safe='/')}" in page
+    else:
+        assert "hub/user-redirect/git-pull" not in page and "JupyterHub" not in page
     bibliography = (built_site / "book" / "bibliography.html").read_text(encoding="utf-8")
     assert "Attention Is All You Need" in bibliography

@@ -5,7 +5,9 @@ the Windows script mirroring them, and the closing environment check."""
 from __future__ import annotations
 
 import http.server
+import importlib.metadata
 import importlib.util
+import json
 import os
 import re
 import shutil
@@ -442,6 +444,75 @@ def test_the_log_filter_drops_only_the_local_index_warning():
         cwd=ROOT,
     )
     assert result.stdout.splitlines() == [real]
+
+
+@pytest.mark.slow
+def test_switching_off_the_instructor_tools_is_silent_and_locks_them(tmp_path):
+    """The real `jupyter` commands of student_tools.sh (user level, a fresh config folder): no
+    line in the install log (a loop of disables once printed JupyterLab's plugin-manager note
+    five times), every instructor plugin disabled and locked."""
+    config = tmp_path / "jupyter-config"
+    env = {
+        **os.environ,
+        "JUPYTER_CONFIG_DIR": str(config),
+        "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}",
+    }
+    result = subprocess.run(
+        ["bash", "-c", f"source {SCRIPTS / 'student_tools.sh'} && disable_instructor_tools user"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
+    assert result.returncode == 0 and result.stdout + result.stderr == "", result.stdout + result.stderr
+    page_config = json.loads((config / "labconfig" / "page_config.json").read_text(encoding="utf-8"))
+    plugins = dict.fromkeys(student_plugins(), True)
+    assert page_config == {"disabledExtensions": plugins, "lockedExtensions": plugins}
+
+
+# --- the course package's own build: what `pip install -e .` runs ------------------------------
+
+BUILD_HOOKS = """
+import setuptools.build_meta as backend
+backend.get_requires_for_build_editable()
+metadata = backend.prepare_metadata_for_build_editable("meta")
+backend.build_editable("dist", metadata_directory="meta/" + metadata)
+"""
+
+
+def test_the_editable_build_prints_no_setuptools_deprecation_banner(tmp_path):
+    """The three build hooks pip calls for the scripts' `pip install -e .`, on a copy of the
+    package, with every warning shown: the packaging metadata triggers no deprecation banner
+    (a `license = { text = ... }` table did, once per hook). Setuptools' one note left, on editable
+    installs in general, is not about this package; the scripts' `-qq` keeps it out of the log."""
+    from packaging.requirements import Requirement
+
+    pyproject = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
+    (wanted,) = [
+        Requirement(r) for r in re.findall(r'"([^"]+)"', re.search(r"requires = \[(.*)\]", pyproject)[1])
+    ]
+    assert wanted.name == "setuptools" and wanted.specifier.contains(importlib.metadata.version("setuptools"))
+    project = tmp_path / "project"
+    project.mkdir()
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy(ROOT / name, project / name)
+    for package in ("transformer_course", "course_build", "course_site"):
+        shutil.copytree(ROOT / package, project / package, ignore=shutil.ignore_patterns("__pycache__"))
+    (project / "meta").mkdir()
+    (project / "dist").mkdir()
+    result = subprocess.run(
+        [sys.executable, "-W", "default", "-c", BUILD_HOOKS],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    output = result.stdout + result.stderr
+    assert result.returncode == 0, output[-3000:]
+    assert list((project / "dist").glob("transformer_course-*.whl")), output[-3000:]
+    warnings = re.findall(r"^\S+:\d+: (\w+): (.*)$", output, re.M)
+    assert "deprecat" not in output.lower(), warnings
+    assert warnings == [("InformationOnly", "Editable installation.")]
 
 
 # --- the Windows script mirrors install-student.sh ---------------------------------------------

@@ -146,10 +146,14 @@ def test_launch_buttons_open_the_lesson_elsewhere(visits, page_name):
     wanted = {
         "Colab": f"colab.research.google.com/github/{github}/blob/main/{notebook}",
         "Binder": f"mybinder.org/v2/gh/{github}/main?urlpath=lab/tree/{notebook}",
-        "JupyterHub": config["launch_buttons"]["jupyterhub_url"],
     }
     for name, target in wanted.items():
         assert any(target in link for link in survey["links"]), f"{page_name}: no {name} button"
+    # A JupyterHub button only when launch_buttons.jupyterhub_url names a hub (none as shipped).
+    hub = config["launch_buttons"].get("jupyterhub_url", "").rstrip("/")
+    hub_links = [link for link in survey["links"] if "/hub/user-redirect/" in link]
+    assert hub_links == ([link for link in hub_links if link.startswith(hub)] if hub else []), page_name
+    assert bool(hub_links) == bool(hub), f"{page_name}: JupyterHub button and configuration disagree"
 
 
 def search_results(chromium, site_url: str, query: str) -> list[str]:
