@@ -1,7 +1,7 @@
 """Which cells run under grading (fast, no kernel): the student's, and every course cell they may need.
 
 The grading runs themselves (every lesson's realistic submissions graded with the plan and
-compared with a run of every cell) are in tests/test_lesson_variants_grading.py.
+compared with a run of every cell) are in tests/test_lesson_variants_*.py (tests/lesson_variants.py).
 """
 
 import ast
