@@ -26,6 +26,7 @@ from course_build.nbgrader_plugins import no_exchange
 from course_build.nbgrader_plugins.feedback import (
     FEEDBACK_TEMPLATE,
     TEMPLATE_DIRS,
+    FeedbackExporter,
     HideHiddenTests,
     OfflinePage,
     ShowResult,
@@ -94,6 +95,7 @@ c.GenerateFeedback.preprocessors = [
     OfflinePage,
     CSSHTMLHeaderPreprocessor,
 ]
+c.GenerateFeedback.exporter_class = FeedbackExporter  # nbconvert's HTMLExporter, less a second parse
 c.GenerateFeedback.HTMLExporter.template_name = FEEDBACK_TEMPLATE
 c.GenerateFeedback.HTMLExporter.extra_template_basedirs = TEMPLATE_DIRS
 
