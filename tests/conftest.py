@@ -9,6 +9,15 @@ from pathlib import Path
 import pytest
 from filelock import FileLock
 
+# Under pytest-xdist there is one worker per CPU, each running tests, notebooks and kernels:
+# PyTorch's and BLAS's own threads (one per core each) would only fight over the same cores. On the
+# 2-core machine, busy with other jobs, test_sanity_task_learns_to_reverse took 108 s of CPU (191 s)
+# with PyTorch's two threads and 12 s (13 s) with one. Set before anything imports torch; notebooks'
+# kernels and nbgrader inherit it. An explicit setting in the environment is kept.
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    for _variable in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
+        os.environ.setdefault(_variable, "1")
+
 sys.path.insert(0, str(Path(__file__).parent))
 
 from grading_harness import (  # noqa: E402
