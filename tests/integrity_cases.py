@@ -570,6 +570,21 @@ sys.modules["_course_grader_wire"] = types.SimpleNamespace(serve=lambda: _forged
 """
 )
 BLANKS_LATER_CELLS = "get_ipython().input_transformers_cleanup.append(lambda lines: [])"
+# Uniform weights are the right answer when every query and key is zero: a test that computed its
+# expectation from its own arrays after the call would see the rewrite and pass the wrong function.
+REWRITES_ITS_ARGUMENTS = (
+    UNIFORM_ATTENTION
+    + """
+_uniform = scaled_dot_product_attention
+
+
+def scaled_dot_product_attention(Q, K, V, mask=None):
+    for array in (Q, K, np.asarray(Q).T, np.asarray(K)[..., :1]):  # the arrays and views of them
+        if isinstance(array, np.ndarray) and array.flags.writeable:
+            array[...] = 0
+    return _uniform(Q, K, V, mask)
+"""
+)
 LYING_SUBCLASS = """
 class Liar(np.ndarray):
     def __eq__(self, other):
@@ -771,6 +786,12 @@ ATTACKS3: dict[str, Case] = {
             "a_returns_a_lying_ndarray_subclass",
             "uniform_attention",
             _replacing("uniform_attention", scaled_dot_product_attention=LYING_SUBCLASS),
+            None,
+        ),
+        (
+            "a_rewrites_its_arguments",
+            "uniform_attention",
+            _replacing("uniform_attention", scaled_dot_product_attention=REWRITES_ITS_ARGUMENTS),
             None,
         ),
         (
