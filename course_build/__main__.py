@@ -33,15 +33,15 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     lessons = args.lesson or lesson_names()
     if args.check:
-        problems = [problem for lesson in lessons for problem in stale_artifacts(lesson)]
+        sources = {lesson: build_source_notebook(lesson) for lesson in lessons}
+        problems = stale_artifacts(sources)
         for problem in problems:
             print(f"STALE: {problem}")
         if problems:
             print("Run `python -m course_build` to regenerate.")
         tests = [
             f"{lesson}: {problem}"
-            for lesson in lessons
-            for notebook in [build_source_notebook(lesson)]
+            for lesson, notebook in sources.items()
             for problem in convention_problems(notebook)
             + comparison_problems(notebook)
             + revealing_messages(notebook)

@@ -6,9 +6,12 @@ environment by ``test_colab_like.py`` and in JupyterLab by ``browser/test_jupyte
 
 import nbformat
 import pytest
+from nbformat.v4 import new_markdown_cell
 
 from course_build.__main__ import main as course_build_main
 from course_build.authoring.execute import execute_notebook
+from course_build.authoring.generate import stale_artifacts
+from course_build.authoring.source import build_source_notebook
 from course_build.paths import (
     lesson_names,
     nbgrader_source_notebook,
@@ -21,6 +24,22 @@ LESSONS = lesson_names()
 
 def test_every_lesson_has_generated_artifacts_in_sync(capsys):
     assert course_build_main(["--check"]) == 0, capsys.readouterr().out
+
+
+def test_the_check_names_each_artifact_of_a_lesson_whose_source_changed():
+    changed = build_source_notebook("02_dot_products")
+    changed.cells.append(new_markdown_cell("A paragraph the generated files do not have yet."))
+    problems = stale_artifacts(
+        {"02_dot_products": changed, "03_attention": build_source_notebook("03_attention")}
+    )
+    assert problems == [
+        f"{folder}/02_dot_products{name} is stale: its cells differ from lessons/02_dot_products.md"
+        for folder, name in (
+            ("autograder/source", "/02_dot_products.ipynb"),
+            ("solutions", ".ipynb"),
+            ("notebooks", ".ipynb"),
+        )
+    ]
 
 
 @pytest.mark.slow

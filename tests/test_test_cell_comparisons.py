@@ -88,7 +88,7 @@ def test_the_check_command_reports_a_forbidden_comparison(monkeypatch, capsys):
     test_cell = next(cell for cell in notebook.cells if is_test_cell(cell))
     test_cell.source += "\nassert np.allclose(1.0, 1.0)"
     monkeypatch.setattr("course_build.__main__.build_source_notebook", lambda name: notebook)
-    monkeypatch.setattr("course_build.__main__.stale_artifacts", lambda name: [])
+    monkeypatch.setattr("course_build.__main__.stale_artifacts", lambda sources: [])
     assert main(["--check", "--lesson", lesson]) == 1
     out = capsys.readouterr().out
     assert f"TEST CELL: {lesson}: test cell {test_cell.metadata.nbgrader['grade_id']!r}" in out

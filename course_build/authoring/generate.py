@@ -52,12 +52,16 @@ def write_notebook(notebook: NotebookNode, path: Path) -> None:
     nbformat.write(notebook, path)
 
 
-def release_notebook(lesson: str, source: NotebookNode) -> NotebookNode:
-    """nbgrader's student version (``generate_assignment``) of the lesson's source notebook."""
+def release_notebooks(sources: dict[str, NotebookNode]) -> dict[str, NotebookNode]:
+    """nbgrader's student versions (``generate_assignment``) of lessons' source notebooks, made by
+    one nbgrader run (each run costs seconds of start-up)."""
     with tempfile.TemporaryDirectory(prefix="course-release-") as tmp:
-        course = make_course_dir(Path(tmp), {lesson: source})
-        run_nbgrader(course, "generate_assignment", lesson, "--force")
-        return nbformat.read(course / "release" / lesson / f"{lesson}.ipynb", as_version=4)
+        course = make_course_dir(Path(tmp), sources)
+        run_nbgrader(course, "generate_assignment", "*", "--force")
+        return {
+            lesson: nbformat.read(course / "release" / lesson / f"{lesson}.ipynb", as_version=4)
+            for lesson in sources
+        }
 
 
 def _measured_ids(notebook: NotebookNode) -> list[str]:
@@ -130,7 +134,7 @@ def regenerate(lesson: str) -> None:
     executed = with_previous_measurements(executed, _read(solution_notebook(lesson)))
     prepare_saved_widgets(executed, snapshots=False)
     write_notebook(executed, solution_notebook(lesson))
-    release = release_notebook(lesson, source)
+    release = release_notebooks({lesson: source})[lesson]
     write_notebook(student_with_outputs(release, executed), student_notebook(lesson))
 
 
@@ -149,25 +153,27 @@ def _read(path: Path) -> NotebookNode | None:
     return nbformat.read(path, as_version=4) if path.is_file() else None
 
 
-def stale_artifacts(lesson: str) -> list[str]:
-    """Reasons the lesson's generated files differ from what its source makes (empty: in sync)."""
+def stale_artifacts(sources: dict[str, NotebookNode]) -> list[str]:
+    """Reasons the lessons' generated files differ from what their sources (lesson -> source
+    notebook, ``build_source_notebook``) make; empty: in sync."""
     problems = []
-    source = build_source_notebook(lesson)
-    expected = {
-        nbgrader_source_notebook(lesson): source,
-        solution_notebook(lesson): source,
-        student_notebook(lesson): student_view(release_notebook(lesson, source)),
-    }
-    for path, wanted in expected.items():
-        shown = path.relative_to(REPO_ROOT)
-        found = _read(path)
-        if found is None:
-            problems.append(f"{shown} is missing")
-        elif _structure(found) != _structure(wanted):
-            problems.append(f"{shown} is stale: its cells differ from lessons/{lesson}.md")
-    solutions = _read(solution_notebook(lesson))
-    if solutions is not None:
-        unrun = [c.id for c in solutions.cells if c.cell_type == "code" and c.execution_count is None]
-        if unrun:
-            problems.append(f"solutions/{lesson}.ipynb has cells that never ran: {unrun[:5]}")
+    releases = release_notebooks(sources)
+    for lesson, source in sources.items():
+        expected = {
+            nbgrader_source_notebook(lesson): source,
+            solution_notebook(lesson): source,
+            student_notebook(lesson): student_view(releases[lesson]),
+        }
+        for path, wanted in expected.items():
+            shown = path.relative_to(REPO_ROOT)
+            found = _read(path)
+            if found is None:
+                problems.append(f"{shown} is missing")
+            elif _structure(found) != _structure(wanted):
+                problems.append(f"{shown} is stale: its cells differ from lessons/{lesson}.md")
+        solutions = _read(solution_notebook(lesson))
+        if solutions is not None:
+            unrun = [c.id for c in solutions.cells if c.cell_type == "code" and c.execution_count is None]
+            if unrun:
+                problems.append(f"solutions/{lesson}.ipynb has cells that never ran: {unrun[:5]}")
     return problems
