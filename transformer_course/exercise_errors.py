@@ -81,7 +81,7 @@ class ExercisesToDo:
             return
         result.error_in_exec = None
         reason = _why_missing(error)
-        for name in _names_bound(result.info.raw_cell):
+        for name in _names_bound(getattr(getattr(result, "info", None), "raw_cell", "") or ""):
             self.missing.setdefault(name, reason)
 
     def to_do_message(self, error: BaseException) -> str | None:
