@@ -225,6 +225,20 @@ def test_a_cell_stopped_by_a_real_error_still_fails():
     assert to_do.to_do_message(_raised("y")) is None
 
 
+def test_a_name_is_no_longer_blamed_on_an_exercise_once_its_cell_fails_for_another_reason():
+    to_do = ExercisesToDo()
+    stopped = _raised("def softmax():\n    raise NotImplementedError()\n\nweights = softmax()")
+    to_do.show(SimpleNamespace(), type(stopped), stopped, stopped.__traceback__)
+    to_do.carry_on(SimpleNamespace(error_in_exec=stopped, info=SimpleNamespace(raw_cell="weights = 1")))
+    assert to_do.to_do_message(_raised("weights")) is not None
+
+    wrong = _raised("1 / 0")
+    shell = SimpleNamespace(_showtraceback=lambda *args: None)
+    to_do.show(shell, type(wrong), wrong, wrong.__traceback__)
+    to_do.carry_on(SimpleNamespace(error_in_exec=wrong, info=SimpleNamespace(raw_cell="weights = 1 / 0")))
+    assert to_do.to_do_message(_raised("weights")) is None, "the written code failed: a real NameError"
+
+
 @pytest.mark.slow
 def test_validate_reports_every_test_of_a_fresh_student_notebook(tmp_path):
     """The Validate button (``nbgrader validate``) fails each test cell (and unanswered written

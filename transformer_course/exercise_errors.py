@@ -75,14 +75,20 @@ class ExercisesToDo:
     def carry_on(self, result) -> None:
         """After each cell (IPython's ``post_run_cell`` event, before the kernel replies): a cell
         stopped only by an unwritten exercise counts as run, and the names it would have defined
-        are remembered as missing."""
+        are remembered as missing; a cell stopped by any other error fails, and its names are
+        no longer blamed on an exercise."""
         error, self._to_do = self._to_do, None
-        if error is None or result is None or result.error_in_exec is not error:
+        failed = getattr(result, "error_in_exec", None)
+        if failed is None:
+            return
+        names = _names_bound(getattr(getattr(result, "info", None), "raw_cell", "") or "")
+        if failed is not error:
+            for name in names:
+                self.missing.pop(name, None)
             return
         result.error_in_exec = None
         reason = _why_missing(error)
-        for name in _names_bound(getattr(getattr(result, "info", None), "raw_cell", "") or ""):
-            self.missing.setdefault(name, reason)
+        self.missing |= dict.fromkeys(names, reason)
 
     def to_do_message(self, error: BaseException) -> str | None:
         """The "still to do" line for an error that an unwritten exercise explains, else None."""
