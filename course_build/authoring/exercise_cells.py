@@ -77,7 +77,7 @@ def names_left_undefined(source: str) -> set[str]:
 
 
 def value_answers(cells: list[NotebookNode]) -> list[str]:
-    """The names the lesson's value exercises define, in the order of the lesson."""
+    """The names the lesson's value exercises define, cell by cell in the order of the lesson."""
     names: dict[str, None] = {}
     for cell in cells:
         if cell.cell_type == "code" and _role(cell) == "solution":
