@@ -1,11 +1,13 @@
 """The authoring pipeline: role tags expand to nbgrader metadata, and broken sources are refused."""
 
+import ast
+
 import nbformat
 import pytest
 from lesson_header import MYST_HEADER
 
 from course_build.authoring import source as source_module
-from course_build.authoring.exercise_cells import answer_names
+from course_build.authoring.exercise_cells import answer_names, names_left_undefined
 from course_build.authoring.generate import student_view, student_with_outputs
 from course_build.authoring.source import LessonSourceError, build_source_notebook
 from course_build.nbgrader_plugins.feedback import HideHiddenTests
@@ -88,7 +90,7 @@ def test_every_notebook_starts_with_provenance_how_to_and_setup_cells(lesson_dir
     assert "How the exercises work" in welcome.source and "raise NotImplementedError()" in welcome.source
     assert "course_build" not in welcome.source and "regenerate" not in welcome.source, "no author notes"
     assert "%pip install" in setup.source and "git+https://github.com/" in setup.source
-    assert "explain_exercise_errors()" in setup.source
+    assert 'explain_exercise_errors(answers=["x"])' in setup.source, "value answers are named"
     assert all("remove-cell" in cell.metadata["tags"] for cell in (provenance, welcome, setup))
     assert notebook.metadata["course_build"]["lesson"] == "99_test"
 
@@ -164,6 +166,26 @@ def test_answer_names_are_what_the_solution_region_defines():
     assert answer_names(source) == {"y", "z", "w"}
     function = "def f(a):\n    ### BEGIN SOLUTION\n    return a\n    ### END SOLUTION\n\ng = 1"
     assert answer_names(function) == {"f"}
+
+
+def test_the_names_a_stub_leaves_undefined_are_the_value_answers():
+    """A function whose body is the region is still defined by its stub; a value is not."""
+    source = "x = 1\n### BEGIN SOLUTION\ny = 2\nz, w = 3, 4\n### END SOLUTION"
+    assert names_left_undefined(source) == {"y", "z", "w"}
+    function = "def f(a):\n    ### BEGIN SOLUTION\n    return a\n    ### END SOLUTION\n\ng = 1"
+    assert names_left_undefined(function) == set()
+    whole = "### BEGIN SOLUTION\ndef f(a):\n    return a\n### END SOLUTION"
+    assert names_left_undefined(whole) == {"f"}
+
+
+def test_the_set_up_cell_names_every_value_answer_of_a_long_list(lesson_dir):
+    answers = [f"answer_number_{i}" for i in range(12)]
+    region = "\n".join(f"{name} = {i}" for i, name in enumerate(answers))
+    body = GOOD_BODY.replace("x = 1\n### END", f"{region}\nx = 1\n### END")
+    setup = build_source_notebook(write_lesson(lesson_dir, body)).cells[2].source
+    call = setup[setup.index("explain_exercise_errors(") :]
+    assert ast.literal_eval(ast.parse(call).body[0].value.keywords[0].value) == sorted([*answers, "x"])
+    assert max(map(len, call.splitlines())) <= 96, "wrapped like the rest of the cell"
 
 
 def test_citations_become_readable_text_in_notebooks(lesson_dir):

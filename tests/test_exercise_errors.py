@@ -1,21 +1,46 @@
-"""Errors in a lesson notebook show as a few friendly lines, in a real kernel, except when graded."""
+"""Unwritten exercises say "Exercise still to do" in one line and let Run All carry on (Colab's
+stop-at-the-first-error included); other errors fail as a few friendly lines; grading sees
+IPython's own errors."""
 
 import os
 import re
+import subprocess
+import sys
+from types import SimpleNamespace
 
 import nbformat
 import pytest
 from nbclient import NotebookClient
+from nbclient.exceptions import CellExecutionError
 
-from transformer_course.exercise_errors import short_traceback
+from course_build.cell_roles import is_test_cell
+from course_build.paths import student_notebook
+from transformer_course.exercise_errors import ExercisesToDo, short_traceback
 
-SETUP = "from transformer_course.exercise_errors import explain_exercise_errors\nexplain_exercise_errors()"
+SETUP = (
+    "from transformer_course.exercise_errors import explain_exercise_errors\n"
+    'explain_exercise_errors(answers=["rnn_steps_40"])'
+)
 STUB = "# YOUR CODE HERE\nraise NotImplementedError()"
-CELLS = {
+# What a fresh student notebook does with its exercises still to do: none of it may stop Run All.
+TO_DO_CELLS = {
     "setup": SETUP,
     "value_stub": STUB,
+    "uses_value": "print(rnn_steps_40 + 1)",
     "function_stub": "def softmax(x, axis=-1):\n    # YOUR CODE HERE\n    raise NotImplementedError()",
     "calls_stub": "_s = softmax([1.0, 2.0])",
+    "demo_binds": "import numpy as np\n\nweights = np.array(softmax([1.0, 2.0]))\nlargest = weights.max()",
+    "uses_demo": "print(largest)",
+    "test_wraps_stub": (
+        "try:\n"
+        "    softmax([1.0])\n"
+        "except Exception as _error:\n"
+        "    raise AssertionError(f'softmax failed: {type(_error).__name__}') from None"
+    ),
+    "after": "print('reached the end')",
+}
+# What must still fail: a written but wrong answer, a typo.
+ERROR_CELLS = {
     "buggy": "import numpy as np\n\ndef attend(Q, K):\n    scores = Q @ K.T\n    return scores",
     "wrapping_test": (
         "try:\n"
@@ -23,19 +48,29 @@ CELLS = {
         "except ValueError as _error:\n"
         "    raise AssertionError('attention failed on a batch: use np.swapaxes(K, -1, -2)') from _error"
     ),
-    "undefined": "print(rnn_steps_40)",
+    "undefined": "print(rnn_steps_41)",
+    "wrong_value": (
+        "rnn_steps_40 = 3.5\nassert isinstance(rnn_steps_40, int), 'rnn_steps_40 should be a whole number'"
+    ),
     "full_traceback": "%tb",
 }
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
 
-def run(env: dict[str, str] | None = None) -> dict[str, dict]:
-    """Execute the cells above in a fresh kernel; cell id -> its error output (or stream text)."""
-    notebook = nbformat.v4.new_notebook(
-        cells=[nbformat.v4.new_code_cell(source, id=cell_id) for cell_id, source in CELLS.items()]
+def notebook_of(cells: dict[str, str]) -> nbformat.NotebookNode:
+    return nbformat.v4.new_notebook(
+        cells=[nbformat.v4.new_code_cell(source, id=cell_id) for cell_id, source in cells.items()]
     )
+
+
+def run(cells: dict[str, str], env: dict[str, str] | None = None, allow_errors: bool = True) -> dict:
+    """Execute ``cells`` in a fresh kernel; cell id -> {"ename", "text", "lines"} of its error, or
+    {"text"} of what it printed."""
+    notebook = notebook_of(cells)
     kernel_env = {k: v for k, v in os.environ.items() if k != "NBGRADER_EXECUTION"} | (env or {})
-    NotebookClient(notebook, kernel_name="python3", allow_errors=True, timeout=60).execute(env=kernel_env)
+    NotebookClient(notebook, kernel_name="python3", allow_errors=allow_errors, timeout=60).execute(
+        env=kernel_env
+    )
     results = {}
     for cell in notebook.cells:
         for output in cell.outputs:
@@ -52,20 +87,52 @@ def run(env: dict[str, str] | None = None) -> dict[str, dict]:
 
 @pytest.fixture(scope="module")
 def student_run():
-    return run()
+    """A fresh notebook run the way Colab runs it: the first error stops everything."""
+    return run(TO_DO_CELLS | ERROR_CELLS, allow_errors=True) | run(TO_DO_CELLS, allow_errors=False)
+
+
+def test_run_all_goes_past_every_unwritten_exercise_even_stopping_at_the_first_error(student_run):
+    assert student_run["after"]["text"] == "reached the end\n"
+    assert not any("ename" in student_run[cell] for cell in TO_DO_CELLS if cell in student_run)
 
 
 def test_an_unwritten_value_exercise_says_what_to_do(student_run):
-    error = student_run["value_stub"]
-    assert error["ename"] == "NotImplementedError", "grading and the tests still see the stub's error"
-    assert "Exercise still to do: write your answer in this cell" in error["text"]
-    assert "Traceback" not in error["text"] and error["lines"] == 1
+    text = student_run["value_stub"]["text"]
+    assert text.startswith("Exercise still to do: write your answer in this cell in place of")
+    assert text.count("\n") == 1, "one line"
 
 
 def test_calling_an_unwritten_function_names_the_exercise(student_run):
-    error = student_run["calls_stub"]
-    assert error["ename"] == "NotImplementedError"
-    assert "`softmax` is not written yet" in error["text"] and error["lines"] == 1
+    text = student_run["calls_stub"]["text"]
+    assert text.startswith("Exercise still to do: `softmax` is not written yet.") and text.count("\n") == 1
+
+
+def test_a_value_answer_still_to_do_reads_like_a_function_still_to_do(student_run):
+    text = student_run["uses_value"]["text"]
+    assert text.startswith("Exercise still to do: `rnn_steps_40` is not defined yet"), text
+    assert "NameError" not in text and text.count("\n") == 1
+
+
+def test_a_name_that_a_stopped_demo_did_not_define_says_which_exercise_stopped_it(student_run):
+    assert student_run["demo_binds"]["text"].startswith("Exercise still to do: `softmax` is not written")
+    text = student_run["uses_demo"]["text"]
+    assert text.startswith("Exercise still to do: `largest` is not defined yet"), text
+    assert "`softmax`, which is not written yet" in text
+
+
+def test_a_test_that_wraps_the_stubs_error_says_still_to_do(student_run):
+    assert student_run["test_wraps_stub"]["text"].startswith("Exercise still to do: `softmax`")
+
+
+def test_a_written_but_wrong_answer_still_fails_its_cell(student_run):
+    error = student_run["wrong_value"]
+    assert error["ename"] == "AssertionError" and "should be a whole number" in error["text"]
+    assert "still to do" not in error["text"]
+
+
+def test_a_wrong_answer_stops_a_run_that_stops_at_the_first_error():
+    with pytest.raises(CellExecutionError, match="should be a whole number"):
+        run({"setup": SETUP, "wrong_value": ERROR_CELLS["wrong_value"]}, allow_errors=False)
 
 
 def test_an_error_wrapped_by_a_test_shows_both_messages_in_a_few_lines(student_run):
@@ -80,25 +147,37 @@ def test_an_error_wrapped_by_a_test_shows_both_messages_in_a_few_lines(student_r
     assert error["lines"] <= 8, text
 
 
-def test_an_undefined_name_gets_a_hint_about_exercises(student_run):
-    text = student_run["undefined"]["text"]
-    assert "NameError: name 'rnn_steps_40' is not defined" in text
-    assert "write that exercise and run its cell first" in text
+def test_a_typo_is_an_ordinary_error_not_an_exercise(student_run):
+    error = student_run["undefined"]
+    assert error["ename"] == "NameError"
+    assert error["text"].startswith("NameError: name 'rnn_steps_41' is not defined")
+    assert "still to do" not in error["text"]
 
 
 def test_the_full_traceback_is_one_magic_away(student_run):
     assert "Traceback" in student_run["full_traceback"]["text"]
 
 
-def test_grading_runs_keep_ipythons_own_tracebacks():
-    """nbgrader's validation and autograding see the standard report, not the short one."""
-    graded = run(env={"NBGRADER_EXECUTION": "validate"})
-    assert graded["value_stub"]["ename"] == "NotImplementedError"
-    assert "Exercise still to do" not in graded["value_stub"]["text"]
-    assert (
-        "Traceback" in graded["calls_stub"]["text"] or "NotImplementedError" in graded["calls_stub"]["text"]
-    )
-    assert graded["value_stub"]["lines"] > 1
+def test_grading_and_validate_see_every_unwritten_exercise_fail():
+    """While nbgrader runs the notebook, nothing is caught: Validate lists the unwritten exercises,
+    in IPython's own format."""
+    graded = run(TO_DO_CELLS, env={"NBGRADER_EXECUTION": "validate"})
+    for cell in ("value_stub", "calls_stub", "test_wraps_stub", "demo_binds"):
+        assert graded[cell]["ename"] in ("NotImplementedError", "AssertionError"), cell
+        assert "still to do" not in graded[cell]["text"] and graded[cell]["lines"] > 1
+    assert graded["uses_value"]["ename"] == "NameError"
+    assert graded["uses_demo"]["ename"] == "NameError"
+
+
+# --- the same rules without a kernel ---------------------------------------------------------
+
+
+def _raised(code: str, names: dict | None = None) -> BaseException:
+    try:
+        exec(compile(code, "/tmp/ipykernel_1/cell.py", "exec"), names if names is not None else {})
+    except Exception as error:
+        return error
+    raise AssertionError("the code raised nothing")
 
 
 def test_a_stub_raised_in_plain_python_reads_the_same():
@@ -112,3 +191,73 @@ def test_a_stub_raised_in_plain_python_reads_the_same():
     except NotImplementedError as error:
         lines = short_traceback(error)
     assert len(lines) == 1 and "Exercise still to do" in lines[0]
+
+
+def test_an_error_with_a_message_is_no_exercise_even_when_it_is_not_implemented():
+    """A library's NotImplementedError("...") is a real error, not a stub."""
+    to_do = ExercisesToDo()
+    assert to_do.to_do_message(_raised("raise NotImplementedError('no sparse support')")) is None
+    assert to_do.to_do_message(_raised("raise ValueError()")) is None
+
+
+def test_only_a_listed_answer_or_a_name_a_stopped_cell_left_out_is_still_to_do():
+    to_do = ExercisesToDo(answers=["rnn_steps_40"])
+    assert "`rnn_steps_40`" in to_do.to_do_message(_raised("rnn_steps_40"))
+    assert to_do.to_do_message(_raised("weights")) is None
+
+    stopped = _raised("def softmax():\n    raise NotImplementedError()\n\nweights = softmax()")
+    assert to_do.show(SimpleNamespace(), type(stopped), stopped, stopped.__traceback__) == []
+    result = SimpleNamespace(error_in_exec=stopped, info=SimpleNamespace(raw_cell="weights = softmax()"))
+    to_do.carry_on(result)
+    assert result.error_in_exec is None, "the cell counts as run"
+    assert "`softmax`, which is not written yet" in to_do.to_do_message(_raised("weights"))
+
+
+def test_a_cell_stopped_by_a_real_error_still_fails():
+    to_do = ExercisesToDo()
+    shown = []
+    shell = SimpleNamespace(_showtraceback=lambda etype, value, lines: shown.append(lines))
+    error = _raised("1 / 0")
+    to_do.show(shell, type(error), error, error.__traceback__)
+    result = SimpleNamespace(error_in_exec=error, info=SimpleNamespace(raw_cell="y = 1 / 0"))
+    to_do.carry_on(result)
+    assert result.error_in_exec is error and shown[0][0].endswith("division by zero")
+    assert to_do.to_do_message(_raised("y")) is None
+
+
+def test_a_name_is_no_longer_blamed_on_an_exercise_once_its_cell_fails_for_another_reason():
+    to_do = ExercisesToDo()
+    stopped = _raised("def softmax():\n    raise NotImplementedError()\n\nweights = softmax()")
+    to_do.show(SimpleNamespace(), type(stopped), stopped, stopped.__traceback__)
+    to_do.carry_on(SimpleNamespace(error_in_exec=stopped, info=SimpleNamespace(raw_cell="weights = 1")))
+    assert to_do.to_do_message(_raised("weights")) is not None
+
+    wrong = _raised("1 / 0")
+    shell = SimpleNamespace(_showtraceback=lambda *args: None)
+    to_do.show(shell, type(wrong), wrong, wrong.__traceback__)
+    to_do.carry_on(SimpleNamespace(error_in_exec=wrong, info=SimpleNamespace(raw_cell="weights = 1 / 0")))
+    assert to_do.to_do_message(_raised("weights")) is None, "the written code failed: a real NameError"
+
+
+@pytest.mark.slow
+def test_validate_reports_every_test_of_a_fresh_student_notebook(tmp_path):
+    """The Validate button (``nbgrader validate``) fails each test cell (and unanswered written
+    question) of a notebook whose exercises are all still to do, although Run All goes past them."""
+    lesson = "02_dot_products"
+    notebook = nbformat.read(student_notebook(lesson), as_version=4)
+    # every test cell, and every written answer (still "YOUR ANSWER HERE")
+    graded = [c for c in notebook.cells if is_test_cell(c) or c.metadata.get("nbgrader", {}).get("grade")]
+    given = tmp_path / f"{lesson}.ipynb"
+    nbformat.write(notebook, given)
+    environment = {k: v for k, v in os.environ.items() if k != "NBGRADER_EXECUTION"}
+    result = subprocess.run(
+        [sys.executable, "-m", "nbgrader", "validate", str(given)],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env=environment,
+        timeout=900,
+    )
+    report = result.stdout + result.stderr
+    assert f"VALIDATION FAILED ON {len(graded)} CELL(S)!" in report, report[-3000:]
+    assert "NotImplementedError" in report and "Exercise still to do" not in report

@@ -64,6 +64,27 @@ def answer_names(source: str) -> set[str]:
     return names
 
 
+def names_left_undefined(source: str) -> set[str]:
+    """Names a solution cell binds only inside its solution region (a value answer): in the
+    student notebook the stub raises before any of them is defined."""
+    region = _solution_lines(source)
+    names: set[str] = set()
+    for statement in _parse(source).body:
+        span = set(range(statement.lineno, (statement.end_lineno or statement.lineno) + 1))
+        if span <= region:
+            names |= statement_bindings(statement)
+    return names
+
+
+def value_answers(cells: list[NotebookNode]) -> list[str]:
+    """The names the lesson's value exercises define, cell by cell in the order of the lesson."""
+    names: dict[str, None] = {}
+    for cell in cells:
+        if cell.cell_type == "code" and _role(cell) == "solution":
+            names |= dict.fromkeys(sorted(names_left_undefined(cell.source)))
+    return list(names)
+
+
 def _role(cell: NotebookNode) -> str | None:
     if is_answer(cell):
         return "solution"

@@ -9,6 +9,7 @@ the generated header cells in front.
 
 import hashlib
 import re
+import textwrap
 from typing import Any
 
 import jupytext
@@ -16,7 +17,7 @@ import nbformat
 import yaml
 from nbformat import NotebookNode
 
-from course_build.authoring.exercise_cells import RAISES_EXCEPTION, cells_that_may_raise
+from course_build.authoring.exercise_cells import RAISES_EXCEPTION, cells_that_may_raise, value_answers
 from course_build.authoring.rubric import MODEL_ANSWER, RubricError, check_manual
 from course_build.cell_roles import grade_id
 from course_build.paths import BOOK_CONFIG, REPO_ROOT, lesson_source
@@ -102,10 +103,10 @@ PROVENANCE_CELL_ID = "provenance"
 HOW_EXERCISES_WORK = """
 > **How the exercises work**
 >
-> - Run the notebook from the top (in JupyterLab: **Run ▸ Run All Cells**). The explanations,
->   examples, widgets and the quiz at the end all run. An exercise you have not done yet shows
->   a short *Exercise still to do* message; JupyterLab carries on past it, Colab stops there
->   (continue with **Runtime ▸ Run after** from the next cell).
+> - Run the notebook from the top (in JupyterLab: **Run ▸ Run All Cells**; in Colab:
+>   **Runtime ▸ Run all**). The explanations, examples, widgets and the quiz at the end all run.
+>   An exercise you have not done yet, and each cell that needs it, shows a short *Exercise still
+>   to do* line, and the run carries on.
 > - Write your code where a cell says `raise NotImplementedError()`: replace that line (and the
 >   `# YOUR CODE HERE` above it) with your answer, then run the cell. Written answers go in the
 >   cells that say *YOUR ANSWER HERE* (double-click one to edit it).
@@ -117,12 +118,26 @@ HOW_EXERCISES_WORK = """
 """.strip()
 
 
-def _header_cells(lesson: str, repo_url: str) -> list[NotebookNode]:
+def _explain_call(answers: list[str]) -> str:
+    """The set-up cell's call that switches on short messages, naming the value answers (a stub
+    leaves them undefined, so a cell reading one says which exercise is still to do)."""
+    if not answers:
+        return "explain_exercise_errors()"
+    listed = ", ".join(f'"{name}"' for name in answers)
+    if len(listed) <= 70:
+        return f"explain_exercise_errors(answers=[{listed}])"
+    lines = textwrap.wrap(listed, width=88, break_on_hyphens=False, break_long_words=False)
+    body = "\n".join(f"        {line}" for line in lines)
+    return f"explain_exercise_errors(\n    answers=[\n{body}\n    ]\n)"
+
+
+def _header_cells(lesson: str, repo_url: str, answers: list[str]) -> list[NotebookNode]:
     """The cells every generated notebook starts with.
 
     A provenance note for course authors (left out of the student notebook), the Colab badge
     with the "How the exercises work" box for students, and the set-up cell: it installs the
-    helper package where it is missing (Colab) and switches on short error messages. The book
+    helper package where it is missing (Colab) and switches on short messages, so that Run All
+    goes past unwritten exercises (``answers``: the names value exercises define). The book
     shows none of them (``remove-cell``): it has its own "How to use" page.
     """
     source_path = lesson_source(lesson).relative_to(REPO_ROOT).as_posix()
@@ -138,12 +153,13 @@ def _header_cells(lesson: str, repo_url: str) -> list[NotebookNode]:
     )
     setup = (
         "# Sets the notebook up: installs the course's helper package where it is missing (Colab),\n"
-        "# and shows unwritten exercises and errors as short messages.\n"
+        "# and shows unwritten exercises and errors as short messages (Run All goes past exercises\n"
+        "# still to do).\n"
         "import importlib.util\n\n"
         'if importlib.util.find_spec("transformer_course") is None:\n'
         f'    %pip install --quiet "transformer_course @ git+{repo_url}"\n\n'
         "from transformer_course.exercise_errors import explain_exercise_errors\n\n"
-        "explain_exercise_errors()"
+        f"{_explain_call(answers)}"
     )
     hidden_in_book = {"tags": ["remove-cell"]}
     return [
@@ -170,7 +186,6 @@ def _cell_id(lesson: str, cell: NotebookNode, used: set[str]) -> str:
 def build_source_notebook(lesson: str) -> NotebookNode:
     """The nbgrader source notebook of ``lesson``: solutions and hidden tests included."""
     authored = jupytext.read(lesson_source(lesson), fmt="md:myst")
-    header = _header_cells(lesson, repository_url())
     cells: list[NotebookNode] = []
     grade_ids: set[str] = set()
     for cell in authored.cells:
@@ -195,6 +210,7 @@ def build_source_notebook(lesson: str) -> NotebookNode:
         tags = cells[index].metadata.setdefault("tags", [])
         if RAISES_EXCEPTION not in tags:
             tags.append(RAISES_EXCEPTION)
+    header = _header_cells(lesson, repository_url(), value_answers(cells))
     used = {cell.id for cell in header}
     for cell in cells:
         cell["id"] = _cell_id(lesson, cell, used)

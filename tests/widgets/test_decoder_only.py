@@ -109,3 +109,10 @@ def test_kv_cache_timing_checks_the_tokens_and_restores_threads():
     assert all(row.recompute_s > 0 and row.cached_s > 0 and row.speedup > 0 for row in table)
     with pytest.raises(ValueError, match="repeats"):
         timed_generation(model, [1], 2, repeats=0)
+
+
+def test_kv_cache_timing_under_grading_times_two_lengths_only(monkeypatch):
+    """Lesson 10's timing cell costs a second, not a minute, for a notebook graded cell by cell."""
+    monkeypatch.setenv("NBGRADER_EXECUTION", "autograde")
+    table = speedup_table(_tiny_model(12), [1, 2, 3], [2, 4, 8, 10], repeats=3)
+    assert [row.n_new for row in table] == [2, 4]
