@@ -133,11 +133,14 @@ def evaluate(
     method: str = "greedy",
     beam_size: int = 4,
     batch_size: int = 64,
+    progress: bool = False,
 ) -> tuple[Scores, list[str]]:
-    """Translate the sources of ``pairs`` and score them against the targets."""
+    """Translate the sources of ``pairs`` and score them against the targets (``progress``: as
+    :func:`translate`)."""
     if not pairs:
         raise ValueError("no sentence pairs to evaluate")
-    hypotheses = translate(model, tokenizer, [p[0] for p in pairs], method, beam_size, batch_size)
+    sources = [p[0] for p in pairs]
+    hypotheses = translate(model, tokenizer, sources, method, beam_size, batch_size, progress=progress)
     return score(hypotheses, [p[1] for p in pairs]), hypotheses
 
 
