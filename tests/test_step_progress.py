@@ -68,6 +68,11 @@ def test_the_stop_line_says_why_the_run_stopped():
         "training: stopped at step 460 of 1,200 because the 240 s time limit was reached "
         "(time_budget_s in the settings; None trains every step)."
     )
+    # Short of its steps but inside its time limit: no reason is made up.
+    assert (
+        stop_line("training", 300, 800, 95, 240, interrupted=False)
+        == "training: stopped at step 300 of 800 after 1:35."
+    )
     finished = stop_line("training", 800, 800, 95, None, interrupted=False)
     assert finished == "training: finished all 800 steps in 1:35."
     assert stop_line("training", 12, 800, 3, None, interrupted=True) == (
@@ -81,6 +86,7 @@ def test_a_run_stopped_by_its_budget_shows_the_bar_shrinking_to_the_steps_that_f
     for step in range(1, 461):
         clock.now = step * 0.5
         progress.advance(step, "loss 2.000")
+    clock.now = 240.2  # the loop checks the budget before each step, and stops once it is spent
     progress.close()
     finals = [final for _, final, _ in view.shown]
     assert finals[-1] == 480 and max(finals) <= 1200

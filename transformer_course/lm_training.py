@@ -274,10 +274,10 @@ class LMTrainer:
         why training stopped (:mod:`transformer_course.step_progress`).
         """
         settings = self.settings
-        wall_start, cpu_start = time.perf_counter(), time.process_time()
         shown = StepProgress(
             "training", settings.max_steps, self.state.step, settings.time_budget_s, enabled=progress
         )
+        wall_start, cpu_start = time.perf_counter(), time.process_time()
         window: list[float] = []
         losses, ended = "", False
         try:

@@ -81,10 +81,11 @@ def stop_line(
             f"{label}: stopped at {unit} {step:,} of at most {target:,} because {reason}, "
             f"after {clock(elapsed_s)}."
         )
-    budget = "its" if time_budget_s is None else f"the {time_budget_s:.0f} s"
+    if time_budget_s is None or elapsed_s < time_budget_s:
+        return f"{label}: stopped at {unit} {step:,} of {target:,} after {clock(elapsed_s)}."
     return (
-        f"{label}: stopped at {unit} {step:,} of {target:,} because {budget} time limit was reached "
-        f"(time_budget_s in the settings; None trains every step)."
+        f"{label}: stopped at {unit} {step:,} of {target:,} because the {time_budget_s:.0f} s time "
+        f"limit was reached (time_budget_s in the settings; None trains every step)."
     )
 
 
@@ -173,7 +174,9 @@ def default_view() -> ProgressView:
 class StepProgress:
     """Progress of steps ``start_step`` .. ``target`` under an optional time budget (seconds).
 
-    ``unit`` names what is counted in the lines shown (``step``, ``sentence``).
+    ``unit`` names what is counted in the lines shown (``step``, ``sentence``). Create it before
+    the loop takes its own start time: its elapsed time is then never below the loop's, so a loop
+    that its budget stopped is always said to have reached the time limit.
 
     Call :meth:`advance` after each step and :meth:`close` when the loop ends, also when an
     exception ends it (``interrupted``). Disabled, it shows nothing.

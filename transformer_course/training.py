@@ -116,9 +116,9 @@ class Trainer:
         """
         target = self.settings.max_steps if max_steps is None else max_steps
         budget = self.settings.time_budget_s if time_budget_s is None else time_budget_s
+        shown = StepProgress("training", target, self.state.step, budget, enabled=progress)
         start = time.perf_counter()
         window_loss, window_tokens, window_steps, window_start = 0.0, 0, 0, start
-        shown = StepProgress("training", target, self.state.step, budget, enabled=progress)
         last_loss, ended = "", False
         try:
             while self.state.step < target:
