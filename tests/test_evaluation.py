@@ -68,3 +68,17 @@ def test_repetition_loops_and_short_outputs_are_counted():
     assert "repeat" in profile.summary()
     with pytest.raises(ValueError):
         output_profile(["a"], [])
+
+
+@pytest.mark.parametrize("method", ["greedy", "beam"])
+def test_progress_shows_decoding_step_by_step_and_changes_no_output(random_model, method, capsys):
+    corpus, tokenizer, model = random_model
+    sources = [p[0] for p in corpus.test]
+    quiet = translate(model, tokenizer, sources, method=method, max_output_len=12)
+    shown = translate(model, tokenizer, sources, method=method, max_output_len=12, progress=True)
+    assert shown == quiet
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith(f"{method} decoding of 12 sentences: token 1 of 12")
+    assert "sentences ended" in lines[0]
+    assert lines[-1].startswith(f"{method} decoding of 12 sentences: ")
+    assert "finished all 12 tokens" in lines[-1] or "because every sentence ended" in lines[-1]

@@ -9,12 +9,15 @@ from transformer_course import position_study, train_gpt
 from transformer_course.gpt import next_token_loss
 from transformer_course.lm_data import load_course_corpus, text_sha256
 from transformer_course.lm_training import (
+    LMLogEntry,
+    LMState,
     LMTrainer,
     evaluate_loss,
     learning_rate,
     lm_preset,
     load_gpt,
     loss_by_position,
+    run_summary,
     shipped_gpt_file,
     untrained_gpt,
 )
@@ -147,3 +150,19 @@ def test_the_shipped_checkpoint_was_trained_on_the_shipped_text():
     assert loss < report["final_valid_loss"] + 0.5
     study = json.loads(shipped_gpt_file("gpt_positions.json").read_text(encoding="utf-8"))
     assert study["text_sha256"] == corpus.sha256 and len(study["seeds"]) >= 3
+
+
+def test_run_summary_reports_a_run_under_the_training_reports_keys():
+    state = LMState(step=800, elapsed_s=95.04, cpu_s=90.16)
+    state.log.append(
+        LMLogEntry(step=800, train_loss=1.23456, valid_loss=1.5, lr=3e-4, elapsed_s=95, cpu_s=90)
+    )
+    assert run_summary(state) == {
+        "steps": 800,
+        "train_wall_s": 95.0,
+        "train_cpu_s": 90.2,
+        "final_train_loss": 1.2346,
+        "final_valid_loss": 1.5,
+    }
+    with pytest.raises(ValueError, match="no logged step yet"):
+        run_summary(LMState())

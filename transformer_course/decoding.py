@@ -23,6 +23,9 @@ from torch import Tensor
 
 from transformer_course.model import Transformer
 
+# Called after each decoding step with the step (tokens written so far) and the rows finished.
+StepReport = Callable[[int, int], None]
+
 
 def _next_token_logits(model: Transformer, prefix: Tensor, memory: Tensor, src_mask: Tensor) -> Tensor:
     """``(B, V)`` float logits for the token after ``prefix``, with padding ruled out."""
@@ -61,10 +64,18 @@ def _check_arguments(model: Transformer, src: Tensor, bos_id: int, eos_id: int, 
         )
 
 
-def greedy_decode(model: Transformer, src: Tensor, bos_id: int, eos_id: int, max_len: int) -> Tensor:
+def greedy_decode(
+    model: Transformer,
+    src: Tensor,
+    bos_id: int,
+    eos_id: int,
+    max_len: int,
+    on_step: StepReport | None = None,
+) -> Tensor:
     """Pick the most likely next token at every step, for a whole batch at once.
 
     Returns ``(B, L)`` ids with ``L <= max_len``; rows that finished early are padded.
+    ``on_step(step, n_done)`` is called after each step with the number of finished rows.
     """
     _check_arguments(model, src, bos_id, eos_id, max_len)
     pad_id = model.config.pad_id
@@ -78,6 +89,8 @@ def greedy_decode(model: Transformer, src: Tensor, bos_id: int, eos_id: int, max
             next_token = torch.where(finished, torch.full_like(next_token, pad_id), next_token)
             prefix = torch.cat([prefix, next_token[:, None]], dim=1)
             finished |= next_token == eos_id
+            if on_step is not None:
+                on_step(prefix.shape[1] - 1, int(finished.sum()))
             if bool(finished.all()):
                 break
     return prefix[:, 1:]
@@ -103,6 +116,7 @@ def beam_search(
     max_len: int,
     beam_size: int = 4,
     length_penalty: float = 0.6,
+    on_step: StepReport | None = None,
 ) -> Tensor:
     """Beam search with a length penalty; every sentence of the batch is searched in parallel.
 
@@ -110,7 +124,8 @@ def beam_search(
     ``2 * beam_size`` extensions, those ending in EOS (and ranked within the first ``beam_size``)
     become finished hypotheses scored by ``log P(Y) / lp(|Y|)``; the best ``beam_size`` others
     stay live. A sentence stops when ``beam_size`` hypotheses are finished and no live prefix can
-    still beat them (log-probabilities only fall as a prefix grows).
+    still beat them (log-probabilities only fall as a prefix grows). ``on_step(step, n_done)``
+    is called after each step with the number of finished sentences.
     """
     _check_arguments(model, src, bos_id, eos_id, max_len)
     if not isinstance(beam_size, int) or beam_size < 1:
@@ -171,6 +186,8 @@ def beam_search(
                     rows.append(b * k + beam)
                     tokens.append(token)
                     scores.append(score)
+            if on_step is not None:
+                on_step(step, sum(done))
             if all(done):
                 break
             row_index = torch.tensor(rows, device=device)

@@ -17,6 +17,7 @@ from sacrebleu.metrics import BLEU, CHRF
 
 from transformer_course.decoding import beam_search, greedy_decode
 from transformer_course.model import Transformer
+from transformer_course.step_progress import StepProgress
 from transformer_course.tokenization import SubwordTokenizer
 
 METHODS = ("greedy", "beam")
@@ -70,11 +71,14 @@ def translate(
     beam_size: int = 4,
     batch_size: int = 64,
     max_output_len: int | None = None,
+    progress: bool = False,
 ) -> list[str]:
     """Translate ``sentences`` in batches of similar length; the output keeps their order.
 
     Outputs stop at EOS or after ``max_output_len`` tokens (default: twice the longest source
-    of the batch plus 10, capped by the model's ``max_len``).
+    of the batch plus 10, capped by the model's ``max_len``). ``progress`` shows each batch's
+    decoding step by step, up to that length or until every sentence has ended (beam search over
+    a few dozen long sentences takes minutes on a CPU).
     """
     if isinstance(sentences, str):
         raise TypeError("translate expects a list of sentences; wrap one sentence in a list")
@@ -95,10 +99,28 @@ def translate(
             src[row, : len(encoded[i])] = torch.tensor(encoded[i])
         max_len = min(limit, max_output_len or 2 * width + 10)
         src = src.to(device)
+        shown = StepProgress(
+            f"{method} decoding of {len(chunk)} sentences", max_len, enabled=progress, unit="token"
+        )
+
+        def report(step: int, n_done: int, shown: StepProgress = shown, n: int = len(chunk)) -> None:
+            shown.advance(step, f"{n_done} of {n} sentences ended")
+
         if method == "greedy":
-            ids = greedy_decode(model, src, tokenizer.bos_id, tokenizer.eos_id, max_len)
+            ids = greedy_decode(
+                model, src, tokenizer.bos_id, tokenizer.eos_id, max_len, on_step=report if progress else None
+            )
         else:
-            ids = beam_search(model, src, tokenizer.bos_id, tokenizer.eos_id, max_len, beam_size=beam_size)
+            ids = beam_search(
+                model,
+                src,
+                tokenizer.bos_id,
+                tokenizer.eos_id,
+                max_len,
+                beam_size=beam_size,
+                on_step=report if progress else None,
+            )
+        shown.close(reason="every sentence ended" if shown.step < max_len else None)
         for row, i in enumerate(chunk):
             outputs[i] = tokenizer.decode(ids[row].tolist())
     return outputs
@@ -111,11 +133,14 @@ def evaluate(
     method: str = "greedy",
     beam_size: int = 4,
     batch_size: int = 64,
+    progress: bool = False,
 ) -> tuple[Scores, list[str]]:
-    """Translate the sources of ``pairs`` and score them against the targets."""
+    """Translate the sources of ``pairs`` and score them against the targets (``progress``: as
+    :func:`translate`)."""
     if not pairs:
         raise ValueError("no sentence pairs to evaluate")
-    hypotheses = translate(model, tokenizer, [p[0] for p in pairs], method, beam_size, batch_size)
+    sources = [p[0] for p in pairs]
+    hypotheses = translate(model, tokenizer, sources, method, beam_size, batch_size, progress=progress)
     return score(hypotheses, [p[1] for p in pairs]), hypotheses
 
 

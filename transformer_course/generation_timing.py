@@ -21,6 +21,7 @@ import torch
 
 from transformer_course.gpt import GPT
 from transformer_course.runtime import is_grading
+from transformer_course.step_progress import StepProgress
 
 
 @dataclass(frozen=True)
@@ -60,10 +61,16 @@ def timed_generation(model: GPT, prompt: list[int], n_new: int, repeats: int = 3
 
 
 def speedup_table(
-    model: GPT, prompt: list[int], lengths: list[int], repeats: int = 3, threads: int | None = 1
+    model: GPT,
+    prompt: list[int],
+    lengths: list[int],
+    repeats: int = 3,
+    threads: int | None = 1,
+    progress: bool = False,
 ) -> list[GenerationTiming]:
     """:func:`timed_generation` for each length, on ``threads`` CPU threads (restored afterwards).
 
+    ``progress`` shows the lengths timed so far (a wide model's table takes a minute or more).
     While nbgrader runs the notebook (a grade never depends on timings, but a student whose code
     reaches names indirectly gets every cell run), only the first two lengths are timed, once,
     so that lesson 10's table costs a second instead of a minute.
@@ -73,7 +80,13 @@ def speedup_table(
     previous = torch.get_num_threads()
     if threads is not None:
         torch.set_num_threads(threads)
+    shown = StepProgress(f"timing {len(lengths)} lengths", len(lengths), enabled=progress, unit="length")
+    rows: list[GenerationTiming] = []
     try:
-        return [timed_generation(model, prompt, n, repeats) for n in lengths]
+        for n in lengths:
+            rows.append(timed_generation(model, prompt, n, repeats))
+            shown.advance(len(rows), f"{n} new tokens: {rows[-1].speedup:.1f}x")
+        shown.close()
+        return rows
     finally:
         torch.set_num_threads(previous)

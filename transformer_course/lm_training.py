@@ -27,6 +27,7 @@ from transformer_course.checkpoint import CHECKPOINT_DIR_VARIABLE, shipped_check
 from transformer_course.devices import choose_device
 from transformer_course.gpt import GPT, GPTConfig, next_token_loss, per_position_loss
 from transformer_course.lm_data import CharCorpus, CharTokenizer, all_windows, random_blocks
+from transformer_course.step_progress import StepProgress
 
 CHECKPOINT_FORMAT = "transformer_course.gpt/1"
 
@@ -162,6 +163,24 @@ class LMState:
     log: list[LMLogEntry] = field(default_factory=list)
 
 
+def run_summary(state: LMState) -> dict[str, float | int]:
+    """A run's steps, times and last losses, under the keys of the training command's report.
+
+    Lesson 10 prints these for the run it just trained (``TRAIN_NOW``) exactly as it prints the
+    shipped checkpoint's report.
+    """
+    if not state.log:
+        raise ValueError("the run has no logged step yet: it reports after its first evaluation")
+    last = state.log[-1]
+    return {
+        "steps": state.step,
+        "train_wall_s": round(state.elapsed_s, 1),
+        "train_cpu_s": round(state.cpu_s, 1),
+        "final_train_loss": round(last.train_loss, 4),
+        "final_valid_loss": round(last.valid_loss, 4),
+    }
+
+
 def _autocast(device: torch.device):
     if device.type == "cuda":
         return torch.autocast(device_type="cuda", dtype=torch.bfloat16)
@@ -249,39 +268,47 @@ class LMTrainer:
         return evaluate_loss(self.model, self.corpus.valid, self.settings.block_size)
 
     def train(self, callback: Callable[[LMLogEntry], None] | None = None, progress: bool = False) -> LMState:
-        """Train until ``max_steps`` or the time budget; log (and call back) every ``eval_every``."""
+        """Train until ``max_steps`` or the time budget; log (and call back) every ``eval_every``.
+
+        ``progress`` shows a bar sized to the steps that will really run and a last line saying
+        why training stopped (:mod:`transformer_course.step_progress`).
+        """
         settings = self.settings
+        shown = StepProgress(
+            "training", settings.max_steps, self.state.step, settings.time_budget_s, enabled=progress
+        )
         wall_start, cpu_start = time.perf_counter(), time.process_time()
         window: list[float] = []
-        while self.state.step < settings.max_steps:
-            if (
-                settings.time_budget_s is not None
-                and time.perf_counter() - wall_start >= settings.time_budget_s
-            ):
-                break
-            window.append(self.train_step())
-            step = self.state.step
-            if step % settings.eval_every == 0 or step == settings.max_steps:
-                entry = LMLogEntry(
-                    step=step,
-                    train_loss=sum(window) / len(window),
-                    valid_loss=self.valid_loss(),
-                    lr=learning_rate(step - 1, settings),
-                    elapsed_s=self.state.elapsed_s + time.perf_counter() - wall_start,
-                    cpu_s=self.state.cpu_s + time.process_time() - cpu_start,
-                )
-                self.state.log.append(entry)
-                window = []
-                if progress:
-                    print(
-                        f"step {entry.step:5d}  train {entry.train_loss:.3f}  valid {entry.valid_loss:.3f}"
-                        f"  {entry.elapsed_s:6.1f} s",
-                        flush=True,
+        losses, ended = "", False
+        try:
+            while self.state.step < settings.max_steps:
+                if (
+                    settings.time_budget_s is not None
+                    and time.perf_counter() - wall_start >= settings.time_budget_s
+                ):
+                    break
+                window.append(self.train_step())
+                step = self.state.step
+                if step % settings.eval_every == 0 or step == settings.max_steps:
+                    entry = LMLogEntry(
+                        step=step,
+                        train_loss=sum(window) / len(window),
+                        valid_loss=self.valid_loss(),
+                        lr=learning_rate(step - 1, settings),
+                        elapsed_s=self.state.elapsed_s + time.perf_counter() - wall_start,
+                        cpu_s=self.state.cpu_s + time.process_time() - cpu_start,
                     )
-                if callback is not None:
-                    callback(entry)
-        self.state.elapsed_s += time.perf_counter() - wall_start
-        self.state.cpu_s += time.process_time() - cpu_start
+                    self.state.log.append(entry)
+                    window = []
+                    losses = f"loss: training {entry.train_loss:.3f}, validation {entry.valid_loss:.3f}"
+                    if callback is not None:
+                        callback(entry)
+                shown.advance(step, losses)
+            ended = True
+        finally:
+            shown.close(interrupted=not ended)
+            self.state.elapsed_s += time.perf_counter() - wall_start
+            self.state.cpu_s += time.process_time() - cpu_start
         return self.state
 
     def save(self, path: str | Path, extra: dict[str, Any] | None = None) -> Path:

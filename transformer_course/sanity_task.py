@@ -18,6 +18,7 @@ from transformer_course.decoding import greedy_decode
 from transformer_course.losses import label_smoothed_cross_entropy
 from transformer_course.model import Transformer, TransformerConfig
 from transformer_course.schedule import PAPER_ADAM_BETAS, PAPER_ADAM_EPS, transformer_scheduler
+from transformer_course.step_progress import StepProgress
 
 PAD, BOS, EOS = 0, 1, 2
 FIRST_SYMBOL = 3
@@ -78,9 +79,13 @@ def train_sanity(
     min_len: int = 3,
     max_len: int = 10,
     seed: int = 0,
+    progress: bool = False,
     **config_overrides: object,
 ) -> SanityResult:
-    """Train a small Transformer on ``task``; a working model gets near 100% exact matches."""
+    """Train a small Transformer on ``task``; a working model gets near 100% exact matches.
+
+    ``progress`` shows a bar with the loss (400 steps take about 20 s on one CPU core).
+    """
     if steps < 1:
         raise ValueError(f"steps must be positive, got {steps}")
     torch.manual_seed(seed)
@@ -98,7 +103,8 @@ def train_sanity(
     losses = []
     start = time.perf_counter()
     model.train()
-    for _ in range(steps):
+    shown = StepProgress(f"{task} task", steps, enabled=progress)
+    for step in range(1, steps + 1):
         src, tgt_in, tgt_out = make_batch(task, 64, n_symbols, min_len, max_len, generator)
         loss = label_smoothed_cross_entropy(model(src, tgt_in), tgt_out, 0.0, PAD)
         optimizer.zero_grad(set_to_none=True)
@@ -106,6 +112,8 @@ def train_sanity(
         optimizer.step()
         scheduler.step()
         losses.append(float(loss.detach()))
+        shown.advance(step, f"loss {losses[-1]:.2f}")
+    shown.close()
     seconds = time.perf_counter() - start
     accuracy = sequence_accuracy(model, task, n_symbols, min_len, max_len)
     return SanityResult(model, losses, accuracy, seconds)

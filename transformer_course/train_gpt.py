@@ -20,7 +20,7 @@ import torch
 
 from transformer_course.devices import hardware_description
 from transformer_course.lm_data import load_course_corpus
-from transformer_course.lm_training import PRESETS, LMTrainer, lm_preset
+from transformer_course.lm_training import PRESETS, LMTrainer, lm_preset, run_summary
 
 SAMPLE_PROMPT = "Attention "
 SAMPLE_LENGTH = 200
@@ -83,11 +83,7 @@ def main(argv: list[str] | None = None) -> dict[str, object]:
         "parameters": trainer.model.n_parameters,
         "text_sha256": corpus.sha256,
         "text_characters": corpus.n_characters,
-        "steps": trainer.state.step,
-        "train_wall_s": round(trainer.state.elapsed_s, 1),
-        "train_cpu_s": round(trainer.state.cpu_s, 1),
-        "final_train_loss": round(last.train_loss, 4),
-        "final_valid_loss": round(last.valid_loss, 4),
+        **run_summary(trainer.state),
         "sample": {
             "prompt": SAMPLE_PROMPT,
             "temperature": SAMPLE_TEMPERATURE,

@@ -29,6 +29,7 @@ from transformer_course.losses import label_smoothed_cross_entropy
 from transformer_course.model import Transformer, TransformerConfig
 from transformer_course.schedule import PAPER_ADAM_BETAS, PAPER_ADAM_EPS, transformer_scheduler
 from transformer_course.settings import TrainSettings
+from transformer_course.step_progress import StepProgress
 from transformer_course.tokenization import SubwordTokenizer, train_tokenizer
 
 StepCallback = Callable[[LogEntry], None]
@@ -113,13 +114,12 @@ class Trainer:
 
         ``callback`` receives a :class:`LogEntry` every ``log_every`` steps (a live loss plot).
         """
-        from tqdm.auto import tqdm
-
         target = self.settings.max_steps if max_steps is None else max_steps
         budget = self.settings.time_budget_s if time_budget_s is None else time_budget_s
+        shown = StepProgress("training", target, self.state.step, budget, enabled=progress)
         start = time.perf_counter()
         window_loss, window_tokens, window_steps, window_start = 0.0, 0, 0, start
-        bar = tqdm(total=target, initial=self.state.step, disable=not progress, unit="step")
+        last_loss, ended = "", False
         try:
             while self.state.step < target:
                 if budget is not None and time.perf_counter() - start >= budget:
@@ -132,7 +132,6 @@ class Trainer:
                 window_loss += loss
                 window_tokens += tokens
                 window_steps += 1
-                bar.update(1)
                 if self.state.step % self.settings.log_every == 0 or self.state.step == target:
                     now = time.perf_counter()
                     entry = LogEntry(
@@ -143,12 +142,14 @@ class Trainer:
                         elapsed_s=self.state.elapsed_s + now - start,
                     )
                     self.state.log.append(entry)
-                    bar.set_postfix(loss=f"{entry.loss:.3f}")
+                    last_loss = f"loss {entry.loss:.3f}"
                     if callback is not None:
                         callback(entry)
                     window_loss, window_tokens, window_steps, window_start = 0.0, 0, 0, now
+                shown.advance(self.state.step, last_loss)
+            ended = True
         finally:
-            bar.close()
+            shown.close(interrupted=not ended)
             self.state.elapsed_s += time.perf_counter() - start
         return self.state
 

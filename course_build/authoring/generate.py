@@ -131,6 +131,8 @@ def regenerate(lesson: str) -> None:
     source = build_source_notebook(lesson)
     write_notebook(source, nbgrader_source_notebook(lesson))
     executed = execute_notebook(copy.deepcopy(source))
+    # The kernel wrote its own language_info (this machine's Python); keep the course's.
+    executed.metadata["language_info"] = copy.deepcopy(source.metadata["language_info"])
     executed = with_previous_measurements(executed, _read(solution_notebook(lesson)))
     prepare_saved_widgets(executed, snapshots=False)
     write_notebook(executed, solution_notebook(lesson))
@@ -141,7 +143,7 @@ def regenerate(lesson: str) -> None:
 def _structure(notebook: NotebookNode) -> dict[str, Any]:
     """What a notebook says, without what running it produced (outputs, counts, widget state)."""
     return {
-        "metadata": {k: v for k, v in notebook.metadata.items() if k not in ("widgets", "language_info")},
+        "metadata": {k: v for k, v in notebook.metadata.items() if k != "widgets"},
         "cells": [
             {"type": c.cell_type, "id": c.get("id"), "source": c.source, "metadata": c.metadata}
             for c in notebook.cells

@@ -7,6 +7,7 @@ stable id (so regenerating is deterministic), tags the cells that raise while ex
 the generated header cells in front.
 """
 
+import copy
 import hashlib
 import re
 import textwrap
@@ -18,6 +19,7 @@ import yaml
 from nbformat import NotebookNode
 
 from course_build.authoring.exercise_cells import RAISES_EXCEPTION, cells_that_may_raise, value_answers
+from course_build.authoring.exercise_points import ExercisePointsError, label_exercise_points
 from course_build.authoring.rubric import MODEL_ANSWER, RubricError, check_manual
 from course_build.cell_roles import grade_id
 from course_build.paths import BOOK_CONFIG, REPO_ROOT, lesson_source
@@ -27,7 +29,25 @@ ROLE_TAGS = ("solution", "tests", "manual")
 GRADE_ID = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
 NBGRADER_SCHEMA_VERSION = 3
 REGENERATE_COMMAND = "python -m course_build"
-KERNELSPEC = {"display_name": "Python 3", "language": "python", "name": "python3"}
+# The kernelspec JupyterLab writes for ipykernel's own ``python3`` kernel (on opening a notebook it
+# replaces the notebook's kernelspec with this, and a different one marks the notebook modified).
+KERNELSPEC = {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}
+# The course's reference Python: the one its notebooks are built and tested with.
+COURSE_PYTHON_VERSION = "3.11.7"
+# What ipykernel reports and JupyterLab stores when it opens a notebook. JupyterLab compares the
+# whole object (version included) with the notebook's and marks the notebook modified when they
+# differ, so a lesson with less than this asks "Save your work?" when closed untouched. Written
+# as a constant, not read from the local kernel, so generated files are the same on every machine;
+# on another Python patch version JupyterLab still sees a change in ``version`` alone.
+LANGUAGE_INFO = {
+    "codemirror_mode": {"name": "ipython", "version": 3},
+    "file_extension": ".py",
+    "mimetype": "text/x-python",
+    "name": "python",
+    "nbconvert_exporter": "python",
+    "pygments_lexer": "ipython3",
+    "version": COURSE_PYTHON_VERSION,
+}
 
 
 class LessonSourceError(ValueError):
@@ -210,6 +230,10 @@ def build_source_notebook(lesson: str) -> NotebookNode:
         tags = cells[index].metadata.setdefault("tags", [])
         if RAISES_EXCEPTION not in tags:
             tags.append(RAISES_EXCEPTION)
+    try:
+        label_exercise_points(cells, lesson)
+    except ExercisePointsError as error:
+        raise LessonSourceError(str(error)) from None
     header = _header_cells(lesson, repository_url(), value_answers(cells))
     used = {cell.id for cell in header}
     for cell in cells:
@@ -218,7 +242,7 @@ def build_source_notebook(lesson: str) -> NotebookNode:
     notebook = nbformat.v4.new_notebook(cells=header + cells)
     notebook.metadata = {
         "kernelspec": dict(KERNELSPEC),
-        "language_info": {"name": "python"},
+        "language_info": copy.deepcopy(LANGUAGE_INFO),
         "course_build": {
             "lesson": lesson,
             "source": lesson_source(lesson).relative_to(REPO_ROOT).as_posix(),

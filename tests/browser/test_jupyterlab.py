@@ -7,6 +7,7 @@ never touch the repository's files). The browser reaches only that server.
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import secrets
@@ -23,6 +24,7 @@ import nbformat
 import pytest
 from conftest import BADGE_STAND_IN, COLAB_BADGE, Watch, free_port, offline_context, screenshot_path
 from grading_harness import make_submission, solution_answers
+from matplotlib.image import imread
 
 from course_build.paths import REPO_ROOT, lesson_names, solution_notebook, student_notebook
 from transformer_course.widgets.quiz import answer_positions, load_questions
@@ -153,6 +155,17 @@ def dark_lab(tmp_path_factory, chromium) -> Iterator[Lab]:
         yield server
 
 
+# True once the open notebook's kernel has started and is idle.
+KERNEL_IDLE_JS = """
+() => {
+  const panel = window.jupyterapp && window.jupyterapp.shell.currentWidget;
+  const kernel = panel && panel.sessionContext && panel.sessionContext.session
+    && panel.sessionContext.session.kernel;
+  return kernel && kernel.status === 'idle';
+}
+"""
+
+
 @contextmanager
 def notebook_run(chromium, lab: Lab, notebook: nbformat.NotebookNode, name: str, watch: Watch):
     """Open ``notebook`` (saved as ``name`` in the lab's folder), run all cells, yield the page.
@@ -170,15 +183,7 @@ def notebook_run(chromium, lab: Lab, notebook: nbformat.NotebookNode, name: str,
         # ?reset starts from an empty workspace: JupyterLab would otherwise reopen the notebooks
         # of earlier tests beside this one, and their outputs would be read as this one's.
         page.goto(f"{lab.url}lab/tree/{name}?reset&token={lab.token}", wait_until="domcontentloaded")
-        page.wait_for_function(
-            """() => {
-              const panel = window.jupyterapp && window.jupyterapp.shell.currentWidget;
-              const kernel = panel && panel.sessionContext && panel.sessionContext.session
-                && panel.sessionContext.session.kernel;
-              return kernel && kernel.status === 'idle';
-            }""",
-            timeout=START_TIMEOUT_S * 1000,
-        )
+        page.wait_for_function(KERNEL_IDLE_JS, timeout=START_TIMEOUT_S * 1000)
         page.evaluate(
             """async (timeoutMs) => {
               const panel = window.jupyterapp.shell.currentWidget;
@@ -409,7 +414,9 @@ async ([index, previous]) => {
   const question = document.querySelectorAll('.jp-OutputArea-output .widget-radio-box')[0]
     .closest('.widget-vbox');
   const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
-  const shown = () => question.querySelector('.widget-html-content span');
+  // The feedback is the question's last HTMLMath; its first span is the verdict badge.
+  const shown = () => Array.from(question.querySelectorAll('.widget-htmlmath-content')).pop()
+    .querySelector('span');
   question.querySelectorAll('input[type=radio]')[index].click();
   // Each click is a round trip to the kernel: press Check until the new verdict arrives.
   for (let attempt = 0; attempt < 5 && !(shown() && shown().textContent !== previous); attempt++) {
@@ -444,6 +451,9 @@ def test_quiz_verdicts_and_plots_are_readable_in_the_dark_theme(chromium, dark_l
         figure_filter = page.evaluate(
             "() => getComputedStyle(document.querySelector('.jp-OutputArea-output img.course-figure')).filter"
         )
+        figure = page.locator(".jp-OutputArea-output img.course-figure").first
+        figure.scroll_into_view_if_needed()
+        figure_pixels = imread(io.BytesIO(figure.screenshot()), format="png")[..., :3]
         page.screenshot(path=screenshot_path(f"jupyterlab-{lesson}-dark-quiz"))
     assert relative_luminance(verdicts[0]["page"]) < 0.05, f"the dark theme is not on: {verdicts[0]['page']}"
     assert [v["text"] for v in verdicts] == ["Correct.", "Not quite."], verdicts
@@ -451,6 +461,10 @@ def test_quiz_verdicts_and_plots_are_readable_in_the_dark_theme(chromium, dark_l
         ratio = contrast(verdict["color"], verdict["background"])
         assert ratio >= 4.5, f"{verdict['text']} has contrast {ratio:.2f} on the dark theme"
     assert "invert" in figure_filter, f"plots stay white blocks in the dark theme (filter: {figure_filter})"
+    # As drawn on screen: a dark panel (a white one averages near 1), with lines and labels on it.
+    brightness = figure_pixels.mean(axis=-1)
+    assert brightness.mean() < 0.35, f"the plot is a bright block in the dark theme: {brightness.mean():.2f}"
+    assert (brightness > 0.6).mean() > 0.002, "nothing light on the dark plot: its lines and labels vanished"
 
 
 # The open notebook's toolbar buttons and menus, and the right sidebar's tab titles.
@@ -477,10 +491,17 @@ def tools_shown(chromium, lab: Lab, name: str) -> dict:
         page = context.new_page()
         page.goto(f"{lab.url}lab/tree/{name}?reset&token={lab.token}", wait_until="domcontentloaded")
         page.wait_for_selector(".jp-NotebookPanel-toolbar", timeout=START_TIMEOUT_S * 1000)
+        page.wait_for_function(KERNEL_IDLE_JS, timeout=START_TIMEOUT_S * 1000)
         page.wait_for_timeout(2000)  # extensions add their buttons and tabs after the panel appears
         page.screenshot(path=screenshot_path(f"jupyterlab-tools-{name}"))
         tools = page.evaluate(TOOLS_JS)
-        page.evaluate("() => window.jupyterapp?.shell.currentWidget?.sessionContext.shutdown()")
+        # The kernel has answered (its language_info is in the notebook's model): closing the
+        # untouched notebook must not ask to save it.
+        tools["modified"] = page.evaluate("() => window.jupyterapp.shell.currentWidget.context.model.dirty")
+        page.evaluate("() => { window.jupyterapp.commands.execute('application:close'); }")
+        page.wait_for_timeout(1500)
+        tools["save_prompt"] = page.locator(".jp-Dialog").count() > 0
+        page.evaluate("() => window.jupyterapp?.shell.currentWidget?.sessionContext?.shutdown()")
         return tools
     finally:
         context.close()
@@ -492,6 +513,77 @@ def test_a_student_install_shows_validate_but_no_instructor_tools(chromium, lab,
     assert "Validate" in text, f"the Validate button is gone: {student['toolbar']}"
     for tool in ("Create Assignment", "Nbgrader", "Formgrader"):
         assert tool not in text, f"a student install shows {tool!r}: {student}"
+    assert not student["modified"] and not student["save_prompt"], (
+        "an untouched lesson opens as modified and asks to be saved when closed"
+    )
     # The same check on the full install finds them, so the check can fail.
     instructor = json.dumps(tools_shown(chromium, lab, "instructor-tools.ipynb"))
     assert "Create Assignment" in instructor and "Nbgrader" in instructor
+
+
+TRAINING_CALL = 'run_training(preset("quick"), out="my_translator.pt", callback=curve)'
+
+
+def lesson_9_training_notebook() -> nbformat.NotebookNode:
+    """Lesson 9's training cell as a student runs it with ``TRAIN_NOW``, its time limit cut to 60 s
+    (and a loss logged every 2 steps) so that the test sees a run stopped by its limit."""
+    student = nbformat.read(student_notebook("09_translator"), as_version=4)
+    cells = [c for c in student.cells if c.cell_type == "code" and TRAINING_CALL in c.source]
+    assert len(cells) == 1, "lesson 9 has no training cell calling " + TRAINING_CALL
+    shortened = cells[0].source.replace('preset("quick")', 'preset("quick", time_budget_s=60, log_every=2)')
+    setup = "from transformer_course.runtime import is_grading\n\nTRAIN_NOW = True"
+    return nbformat.v4.new_notebook(
+        cells=[nbformat.v4.new_code_cell(setup), nbformat.v4.new_code_cell(shortened)],
+        metadata=student.metadata,
+    )
+
+
+# While the training cell runs (no stop line yet): the progress bar's line once the loss curve is
+# drawn, or null.
+TRAINING_SHOWN_JS = """
+() => {
+  const notebook = document.querySelector('.jp-Notebook');
+  const curve = notebook.querySelector('.jp-OutputArea-output img[alt*="against optimizer step"]');
+  const bar = Array.from(notebook.querySelectorAll('.widget-hbox'))
+    .map((box) => box.innerText).find((text) => text.includes('training: step'));
+  return curve && bar && !notebook.innerText.includes('training: stopped') ? bar : null;
+}
+"""
+
+
+def test_lesson_9s_training_draws_its_curve_while_it_runs_and_says_why_it_stopped(chromium, student_lab):
+    watch = Watch()
+    name = "09_translator-training.ipynb"
+    nbformat.write(lesson_9_training_notebook(), student_lab.root / name)
+    context = offline_context(
+        chromium, student_lab.url, watch, stand_ins={COLAB_BADGE: ("image/svg+xml", BADGE_STAND_IN)}
+    )
+    page = context.new_page()
+    try:
+        page.goto(
+            f"{student_lab.url}lab/tree/{name}?reset&token={student_lab.token}", wait_until="domcontentloaded"
+        )
+        page.wait_for_function(KERNEL_IDLE_JS, timeout=START_TIMEOUT_S * 1000)
+        page.evaluate("() => { window.jupyterapp.commands.execute('notebook:run-all-cells'); }")
+        try:
+            bar_while_running = page.wait_for_function(
+                TRAINING_SHOWN_JS, timeout=240_000, polling=250
+            ).json_value()
+        finally:
+            page.screenshot(path=screenshot_path("jupyterlab-09_translator-training-waited"))
+        page.screenshot(path=screenshot_path("jupyterlab-09_translator-training-running"))
+        page.wait_for_function(
+            "() => document.querySelector('.jp-Notebook').innerText.includes('training: stopped at step')",
+            timeout=240_000,
+        )
+        page.screenshot(path=screenshot_path("jupyterlab-09_translator-training-stopped"))
+        shown = page.locator(".jp-Notebook").inner_text()
+    finally:
+        page.evaluate("() => window.jupyterapp?.shell.currentWidget?.sessionContext.shutdown()")
+        context.close()
+    # Sized to the steps that fit in the time limit, not to all 1,200 (the estimate's arithmetic
+    # is unit-tested in tests/test_step_progress.py).
+    assert "of 1,200; the time limit ends it first" in bar_while_running, bar_while_running
+    stop = next(line for line in shown.splitlines() if "training: stopped at step" in line)
+    assert "of 1,200 because the 60 s time limit was reached" in stop, stop
+    assert watch.blocked == [], "JupyterLab or the notebook asked for the network"

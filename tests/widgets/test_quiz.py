@@ -34,6 +34,12 @@ def make_question(key: str = "sum") -> Question:
     )
 
 
+def two_options(prompt: str = "p", text: str = "a", why: str = "x") -> dict:
+    """A quiz file's data with one question whose first option has ``text`` and ``why``."""
+    options = [{"text": text, "why": why, "correct": True}, {"text": "b", "why": "y"}]
+    return {"q": {"prompt": prompt, "options": options}}
+
+
 def item_with_choice(text: str):
     item = Quiz([make_question()]).questions[0]
     item.choices.value = text
@@ -51,6 +57,29 @@ def test_checking_a_wrong_answer_explains_that_option():
     item = item_with_choice("5")
     assert "Not quite." in item.feedback.value and "one too many" in item.feedback.value
     assert not item.answered_correctly
+
+
+def test_explanations_typeset_their_math_instead_of_showing_tex():
+    question = Question(
+        "rotary",
+        "What does the score depend on?",
+        (
+            Option("The offset n - m", r"$q^\top R_{n-m}\, k$: only the offset.", correct=True),
+            Option("m and n", r"Only $R_{n-m}$ is left."),
+        ),
+    )
+    item = Quiz([question]).questions[0]
+    item.choices.value = "The offset n - m"
+    item.check_button.click()
+    assert type(item.feedback).__name__ == "HTMLMath" and type(item.prompt).__name__ == "HTMLMath"
+    assert r"$q^\top R_{n-m}\, k$" in item.feedback.value
+
+
+def test_no_quiz_of_the_course_shows_tex_raw():
+    for lesson in lesson_names():
+        for question in load_questions(lesson):
+            for option in question.options:
+                assert "_{" not in quiz_module.MATH.sub("", option.why), (lesson, option.why)
 
 
 def test_checking_without_an_answer_asks_for_one():
@@ -122,6 +151,9 @@ def test_answer_positions_are_fixed_by_the_seed_and_never_mostly_the_same():
         ({"q": {"prompt": "p"}}, "list of `options`"),
         ({"q": {"prompt": "p", "options": [], "answer": 0}}, "unknown fields"),
         ([], "must map question keys"),
+        (two_options(why="q R_{n-m} k"), r"the `why` of option 'a' has TeX markup '_\{' outside"),
+        (two_options(text="$R_m$"), "shown raw by radio buttons"),
+        (two_options(prompt="costs $5"), "opens no math"),
     ],
 )
 def test_malformed_quiz_files_are_refused_with_a_reason(tmp_path, monkeypatch, data, message):

@@ -8,11 +8,17 @@ Plots are drawn on white. In a dark theme (JupyterLab's dark themes, the book's 
 Code's dark themes) a style rule inverts their lightness and turns the hues back, so a plot is a
 dark panel with the same colours instead of a glaring white block; where the style cannot apply
 (an untrusted notebook's saved output), the plot stays white and readable.
+
+A lesson's own matplotlib figures go through :func:`show_figure` for the same reason: shown by
+the inline backend they are plain PNG outputs, which no style rule reaches, so they stayed white
+in a dark theme.
 """
 
 import base64
 import io
 
+import ipywidgets as widgets
+from IPython.display import display
 from matplotlib.figure import Figure
 
 FIGURE_CLASS = "course-figure"
@@ -44,3 +50,20 @@ def figure_to_html(fig: Figure, alt: str, dpi: int = 100) -> str:
         f'<img src="data:image/png;base64,{encoded}" class="{FIGURE_CLASS}" alt="{escaped_alt}" '
         f'style="max-width:100%;height:auto"/>{DARK_THEME_STYLE}'
     )
+
+
+def figure_view(fig: Figure, alt: str) -> widgets.HTML:
+    """``fig`` as the widget :func:`show_figure` displays; closes it, so pyplot shows it no more."""
+    from matplotlib import pyplot as plt  # here, so that importing the widgets picks no backend
+
+    view = widgets.HTML(value=figure_to_html(fig, alt))
+    plt.close(fig)
+    return view
+
+
+def show_figure(fig: Figure, alt: str) -> None:
+    """Show a lesson's figure like every course plot: white in a light theme, dark in a dark one.
+
+    Use it instead of ``plt.show()``; ``alt`` describes the figure for readers who cannot see it.
+    """
+    display(figure_view(fig, alt))

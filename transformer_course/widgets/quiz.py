@@ -8,6 +8,10 @@ checks it, so a wrong click teaches as much as a right one.
 Options are shown in a shuffled order that is the same on every run (:func:`answer_positions`), so
 the correct answer's position gives nothing away and saved notebooks do not change between
 builds. Only the ipywidgets API common to versions 7 (Colab) and 8 (JupyterLab 4) is used.
+
+Prompts and explanations may hold TeX between dollar signs (``$R_{n-m}$``), typeset by
+``HTMLMath``. Option texts are radio-button labels, which show plain text only, so they hold none;
+TeX markup outside dollar signs would show raw, and the loader refuses it.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ from __future__ import annotations
 import hashlib
 import itertools
 import math
+import re
 from collections import Counter
 from dataclasses import dataclass
 from html import escape
@@ -31,6 +36,19 @@ QUIZ_FOLDER = "quizzes"  # inside the transformer_course package
 VERDICT_STYLE = "color:#ffffff;background:{};padding:0 0.4em;border-radius:0.25em;font-weight:bold"
 RIGHT_BACKGROUND = "#1a7f37"
 WRONG_BACKGROUND = "#cf222e"
+TEX_MARKUP = re.compile(r"[_^]\{|\\[A-Za-z,;!]")  # R_{n-m}, x^{2}, \top, \,
+MATH = re.compile(r"\$[^$]+\$")
+
+
+def raw_tex(text: str, math_allowed: bool) -> str | None:
+    """Why ``text`` would show TeX markup or stray dollar signs raw (``None``: it reads as meant)."""
+    outside = MATH.sub("", text) if math_allowed else text
+    if "$" in outside:
+        return "has a `$` that opens no math" if math_allowed else "has `$` math, shown raw by radio buttons"
+    found = TEX_MARKUP.search(outside)
+    if found:
+        return f"has TeX markup {found.group()!r} outside `$...$`, which shows raw"
+    return None
 
 
 class QuizDataError(ValueError):
@@ -72,6 +90,14 @@ class Question:
         for option in self.options:
             if not option.text.strip() or not option.why.strip():
                 raise QuizDataError(f"{where}: every option needs a `text` and a `why`")
+        for part, text, math_allowed in (
+            ("the prompt", self.prompt, True),
+            *((f"option {o.text!r}", o.text, False) for o in self.options),
+            *((f"the `why` of option {o.text!r}", o.why, True) for o in self.options),
+        ):
+            problem = raw_tex(text, math_allowed)
+            if problem:
+                raise QuizDataError(f"{where}: {part} {problem}")
 
     def shown_options(self, answer_position: int) -> tuple[Option, ...]:
         """The options as students see them: the correct one at ``answer_position``, the others
@@ -143,14 +169,14 @@ class QuestionWidget(ShowsView):
     def __init__(self, number: int, question: Question, answer_position: int = 0) -> None:
         self.question = question
         self.options = question.shown_options(answer_position)
-        self.prompt = widgets.HTML(value=f"<b>{number}. {escape(question.prompt)}</b>")
+        self.prompt = widgets.HTMLMath(value=f"<b>{number}. {escape(question.prompt)}</b>")
         self.choices = widgets.RadioButtons(
             options=[option.text for option in self.options],
             value=None,
             layout=widgets.Layout(width="auto"),
         )
         self.check_button = widgets.Button(description="Check", button_style="info")
-        self.feedback = widgets.HTML(value="")
+        self.feedback = widgets.HTMLMath(value="")
         self.check_button.on_click(self._on_check)
         self.view = widgets.VBox([self.prompt, self.choices, self.check_button, self.feedback])
 
