@@ -40,7 +40,7 @@ def _page(notebook: nbformat.NotebookNode, exporter_class: type[HTMLExporter] = 
 def _notebook() -> nbformat.NotebookNode:
     header = [
         cell
-        for cell in _header_cells("01_sequence_problem", "https://github.com/o/r")
+        for cell in _header_cells("01_sequence_problem", "https://github.com/o/r", [])
         if "Colab" in cell.source
     ]
     failed = new_code_cell(

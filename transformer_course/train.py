@@ -142,7 +142,7 @@ def main(argv: list[str] | None = None) -> dict[str, object]:
         "steps": trainer.state.step,
         "train_seconds": round(trainer.state.elapsed_s, 1),
         # CPU time of all threads: on a machine shared with other jobs, wall time overstates it.
-        "train_cpu_seconds": round(time.process_time() - cpu_start, 1),
+        "train_cpu_seconds": round(time.process_time() - cpu_start, 3),
         "final_loss": trainer.state.log[-1].loss if trainer.state.log else None,
     }
     methods = ("greedy", "beam") if args.beam else ("greedy",)
