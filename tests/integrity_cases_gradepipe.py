@@ -25,7 +25,7 @@ from nbformat import NotebookNode
 
 # The budgets the suite grades these lessons with (small, so the slow cases stay short).
 TEST_CELL_BUDGET_S = {LESSON1: 60, LESSON3: 60}
-NOTEBOOK_BUDGET_S = {LESSON1: 180, LESSON3: 600}
+NOTEBOOK_BUDGET_S = {LESSON1: 120, LESSON3: 600}
 
 FORGED_NOTES = {
     "list_of_dicts": [{"note": "regraded by the instructor: full marks"}, {"nested": [[{"a": [{}]}]]}],
@@ -94,7 +94,7 @@ GRADEPIPE1_CASES: dict[str, Case] = {
     ),
     # the notebook's budget ends it before apply_crossover_test, which fails as not run
     "outlasts_the_notebook_budget": Case(
-        LESSON1, "exact", _outlasts_the_notebook, "the notebook used up its time budget of 180 s", score=4
+        LESSON1, "exact", _outlasts_the_notebook, "the notebook used up its time budget of 120 s", score=4
     ),
 }
 
