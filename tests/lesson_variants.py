@@ -31,6 +31,18 @@ from lesson_submissions import (
     lesson10,
 )
 
+# What each tests/test_lesson_variants_<group>.py file takes (``from lesson_variants import *``).
+__all__ = [
+    "every_cell_reports",
+    "pytest_generate_tests",
+    "reports",
+    "test_correct_variant_gets_full_marks",
+    "test_every_wrong_submission_names_the_cells_that_catch_it",
+    "test_feedback_tells_the_student_what_is_wrong",
+    "test_skipping_the_demonstrations_changes_no_points",
+    "test_wrong_submission_loses_exactly_the_points_of_its_mistake",
+]
+
 SUBMISSIONS = {
     module.LESSON: module
     for module in (lesson02, lesson03, lesson04, lesson05, lesson06, lesson07, lesson08, lesson09, lesson10)
@@ -68,9 +80,9 @@ def _variants(kind: str):
     return mark
 
 
-@pytest.fixture(scope="session")
-def reports(tmp_path_factory):
-    """lesson -> student -> GradeReport, one nbgrader run per lesson on first use."""
+def _graded_on_first_use(tmp_path_factory, kinds: tuple[str, ...], folder: str, **options):
+    """lesson -> student -> GradeReport of the lesson's variants of ``kinds`` ("correct", "wrong"),
+    one nbgrader run per lesson on first use, with ``options`` as ``autograde`` takes them."""
     cache: dict[str, dict[str, GradeReport]] = {}
 
     def graded(lesson: str) -> dict[str, GradeReport]:
@@ -78,32 +90,26 @@ def reports(tmp_path_factory):
             module, reference = SUBMISSIONS[lesson], solution_answers(lesson)
             notebooks = {
                 f"{kind}_{name}": make_submission(lesson, {**reference, **answers})
-                for kind, variants in (("correct", module.CORRECT), ("wrong", module.WRONG))
-                for name, answers in variants.items()
+                for kind in kinds
+                for name, answers in getattr(module, kind.upper()).items()
             }
-            cache[lesson] = autograde(lesson, notebooks, tmp_path_factory.mktemp(f"{lesson}_variants"))
+            workdir = tmp_path_factory.mktemp(f"{lesson}_{folder}")
+            cache[lesson] = autograde(lesson, notebooks, workdir, **options)
         return cache[lesson]
 
     return graded
 
 
 @pytest.fixture(scope="session")
+def reports(tmp_path_factory):
+    """lesson -> student -> GradeReport, one nbgrader run per lesson on first use."""
+    return _graded_on_first_use(tmp_path_factory, ("correct", "wrong"), "variants")
+
+
+@pytest.fixture(scope="session")
 def every_cell_reports(tmp_path_factory):
     """lesson -> student -> GradeReport of the correct variants, graded with every cell run."""
-    cache: dict[str, dict[str, GradeReport]] = {}
-
-    def graded(lesson: str) -> dict[str, GradeReport]:
-        if lesson not in cache:
-            module, reference = SUBMISSIONS[lesson], solution_answers(lesson)
-            notebooks = {
-                f"correct_{name}": make_submission(lesson, {**reference, **answers})
-                for name, answers in module.CORRECT.items()
-            }
-            workdir = tmp_path_factory.mktemp(f"{lesson}_every_cell")
-            cache[lesson] = autograde(lesson, notebooks, workdir, run_every_cell=True)
-        return cache[lesson]
-
-    return graded
+    return _graded_on_first_use(tmp_path_factory, ("correct",), "every_cell", run_every_cell=True)
 
 
 def test_every_wrong_submission_names_the_cells_that_catch_it(lesson):

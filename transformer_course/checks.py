@@ -103,19 +103,17 @@ def call_many(function: Callable, calls: list[tuple[tuple, dict]]) -> list[objec
     """
     calls = [(tuple(args), dict(kwargs)) for args, kwargs in calls]
     generators = [
-        id(v)
-        for args, kwargs in calls
-        for v in (*args, *kwargs.values())
-        if isinstance(v, np.random.Generator)
+        [v for v in (*args, *kwargs.values()) if isinstance(v, np.random.Generator)] for args, kwargs in calls
     ]
-    if len(generators) != len(set(generators)):
+    ids = [id(v) for own in generators for v in own]
+    if len(ids) != len(set(ids)):
         raise ValueError("call_many: give each call its own np.random.Generator (a batch cannot share one)")
     batched = getattr(function, "call_many", None)
     if batched is not None:
         return batched(calls)
     results = []
-    for args, kwargs in calls:
-        shared = {id(v): v for v in (*args, *kwargs.values()) if isinstance(v, np.random.Generator)}
+    for (args, kwargs), own in zip(calls, generators, strict=True):
+        shared = {id(v): v for v in own}  # deepcopy's memo: these are passed, not copied
         results.append(function(*copy.deepcopy(args, dict(shared)), **copy.deepcopy(kwargs, dict(shared))))
     return results
 
