@@ -20,13 +20,7 @@ if os.environ.get("PYTEST_XDIST_WORKER"):
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from grading_harness import (  # noqa: E402
-    GradeReport,
-    autograde,
-    make_submission,
-    share_course_templates,
-    solution_answers,
-)
+from grading_harness import share_course_templates  # noqa: E402
 from student_repository import build_student_book, publish_and_clone  # noqa: E402
 
 
@@ -43,23 +37,6 @@ def course_templates(tmp_path_factory) -> Iterator[Path]:
     share_course_templates(folder)
     yield folder
     share_course_templates(None)
-
-
-@pytest.fixture(scope="session")
-def solution_and_blank_grades(tmp_path_factory):
-    """lesson -> {"solution": GradeReport, "blank": GradeReport}, graded on first use."""
-    cache: dict[str, dict[str, GradeReport]] = {}
-
-    def grade(lesson: str) -> dict[str, GradeReport]:
-        if lesson not in cache:
-            submissions = {
-                "solution": make_submission(lesson, solution_answers(lesson)),
-                "blank": make_submission(lesson, {}),
-            }
-            cache[lesson] = autograde(lesson, submissions, tmp_path_factory.mktemp(lesson))
-        return cache[lesson]
-
-    return grade
 
 
 @pytest.fixture(scope="session")

@@ -1,9 +1,9 @@
 """Adversarial cases for grader notes and time budgets (issue 22, items 1 and 4).
 
-Registered in ``test_integrity`` beside ``integrity_cases``, so they are graded in the same
+Registered in ``integrity_suite`` beside ``integrity_cases``, so they are graded in the same
 batches (lessons 1 and 3) and held to the same rules: an attack scores at most its baseline (the
 same wrong answers without the trick), an exact case exactly its score, and a neighbour's score
-never moves. ``test_integrity`` also checks, for these cases, that no forged note reaches the
+never moves. ``integrity_suite`` also checks, for these cases, that no forged note reaches the
 grade sheet, that ``python -m course_build.report`` runs, and that each notebook's grading took
 no longer than its budgets allow.
 

@@ -1,6 +1,6 @@
 """Adversarial cases against the sandbox's walls (issue 22, items 5 and 6), on lessons 1 and 3.
 
-Registered in ``test_integrity.py`` beside ``integrity_cases``: each goes through the same real
+Registered in ``integrity_suite.py`` beside ``integrity_cases``: each goes through the same real
 nbgrader batch as every other case of its lesson, so a case that stopped the batch or changed a
 neighbour's grade shows up there.
 

@@ -4,8 +4,10 @@
 the mistakes students really make, each with the test cells that must catch it (``CAUGHT_BY``) and
 a hint its feedback must contain (``FEEDBACK``). Every correct variant earns full marks; every
 mistake loses exactly the points of the cells that check the property it breaks and keeps the
-rest. All submissions of a lesson go through one real nbgrader run. (The reference solution and the
-blank release are graded by tests/test_lesson_pipeline.py.)
+rest. All submissions of a lesson go through one real nbgrader run, together with the reference
+solution (full marks on every autograded cell, its written answers waiting for the instructor) and
+the blank release (zero everywhere). (Lesson 1, which has no variants here, is graded the same way
+by tests/test_integrity_lesson_1.py.)
 
 Grading skips the course's demonstrations that no answer needs
 (``course_build.nbgrader_plugins.grading_plan``). The correct variants of every lesson are graded
@@ -39,6 +41,8 @@ __all__ = [
     "test_correct_variant_gets_full_marks",
     "test_every_wrong_submission_names_the_cells_that_catch_it",
     "test_feedback_tells_the_student_what_is_wrong",
+    "test_nbgrader_gives_the_blank_release_zero_everywhere",
+    "test_nbgrader_gives_the_solution_full_marks",
     "test_skipping_the_demonstrations_changes_no_points",
     "test_wrong_submission_loses_exactly_the_points_of_its_mistake",
 ]
@@ -80,8 +84,11 @@ def _variants(kind: str):
     return mark
 
 
-def _graded_on_first_use(tmp_path_factory, kinds: tuple[str, ...], folder: str, **options):
+def _graded_on_first_use(
+    tmp_path_factory, kinds: tuple[str, ...], folder: str, *, with_release: bool = False, **options
+):
     """lesson -> student -> GradeReport of the lesson's variants of ``kinds`` ("correct", "wrong"),
+    and with ``with_release`` the reference solution ("solution") and the blank release ("blank"),
     one nbgrader run per lesson on first use, with ``options`` as ``autograde`` takes them."""
     cache: dict[str, dict[str, GradeReport]] = {}
 
@@ -93,6 +100,11 @@ def _graded_on_first_use(tmp_path_factory, kinds: tuple[str, ...], folder: str, 
                 for kind in kinds
                 for name, answers in getattr(module, kind.upper()).items()
             }
+            if with_release:
+                notebooks |= {
+                    "solution": make_submission(lesson, reference),
+                    "blank": make_submission(lesson, {}),
+                }
             workdir = tmp_path_factory.mktemp(f"{lesson}_{folder}")
             cache[lesson] = autograde(lesson, notebooks, workdir, **options)
         return cache[lesson]
@@ -103,7 +115,7 @@ def _graded_on_first_use(tmp_path_factory, kinds: tuple[str, ...], folder: str, 
 @pytest.fixture(scope="session")
 def reports(tmp_path_factory):
     """lesson -> student -> GradeReport, one nbgrader run per lesson on first use."""
-    return _graded_on_first_use(tmp_path_factory, ("correct", "wrong"), "variants")
+    return _graded_on_first_use(tmp_path_factory, ("correct", "wrong"), "variants", with_release=True)
 
 
 @pytest.fixture(scope="session")
@@ -118,6 +130,21 @@ def test_every_wrong_submission_names_the_cells_that_catch_it(lesson):
     assert set(module.FEEDBACK) <= set(module.WRONG)
     if lesson in HINT_FOR_EVERY_MISTAKE:
         assert set(module.FEEDBACK) == set(module.WRONG)
+
+
+def test_nbgrader_gives_the_solution_full_marks(reports, lesson):
+    report = reports(lesson)["solution"]
+    assert report.autograded, f"{lesson} has no autograded cell"
+    lost = {g: report.scores[g] for g in report.autograded if report.scores[g] != report.max_scores[g]}
+    assert lost == {}, f"the reference solution lost points: {lost}"
+    written = [g for g in report.scores if g not in report.autograded]
+    assert sorted(written) == report.awaiting_manual_grade
+
+
+def test_nbgrader_gives_the_blank_release_zero_everywhere(reports, lesson):
+    report = reports(lesson)["blank"]
+    assert report.scores, f"{lesson} has no graded cell"
+    assert {g: s for g, s in report.scores.items() if s != 0} == {}
 
 
 @_variants("CORRECT")

@@ -186,7 +186,9 @@ def test_fresh_student_notebook_runs_to_its_quiz_like_colab(lesson, colab_venv, 
     quiz = [cell for cell in executed.cells[:-1] if cell.cell_type == "code"][-1]  # -1: the probe
     assert quiz.source.endswith(f'lesson_quiz("{lesson}")') and quiz.execution_count, "the quiz ran"
     printed = "".join(o.get("text", "") for c in executed.cells if c.cell_type == "code" for o in c.outputs)
-    assert "Exercise still to do" in printed, f"{lesson}: the unwritten exercises should say so"
+    to_do = [line for line in printed.splitlines() if "still to do" in line]
+    assert to_do, f"{lesson}: the unwritten exercises should say so"
+    assert all(line.startswith("Exercise still to do: ") for line in to_do), to_do
 
     probe = next(
         json.loads(line.removeprefix("PROBE "))

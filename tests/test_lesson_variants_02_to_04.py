@@ -15,6 +15,6 @@ LESSONS = GROUPS["02_to_04"]
 
 def test_every_lesson_with_an_exercise_to_code_has_realistic_submissions_graded_by_one_file():
     graded = [lesson for lessons in GROUPS.values() for lesson in lessons]
-    assert sorted(graded) == sorted(set(lesson_names()) - {"01_sequence_problem"})  # 1: test_integrity.py
+    assert sorted(graded) == sorted(set(lesson_names()) - {"01_sequence_problem"})  # 1: integrity suite
     for group in GROUPS:
         assert (Path(__file__).parent / f"test_lesson_variants_{group}.py").is_file()

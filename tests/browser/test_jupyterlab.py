@@ -286,6 +286,17 @@ def lessons_with_widgets() -> list[str]:
     ]
 
 
+def _widget_outputs(path: Path) -> int:
+    """How many widget views the saved outputs of the notebook at ``path`` hold."""
+    notebook = nbformat.read(path, as_version=4)
+    return sum(
+        WIDGET_VIEW in output.get("data", {})
+        for cell in notebook.cells
+        if cell.cell_type == "code"
+        for output in cell.outputs
+    )
+
+
 # The open notebook's cell outputs that hold a widget (in ipywidgets 8 the view's root is a direct
 # child; a view that failed shows the manager's error text instead). Outputs inside an Output
 # widget belong to that widget and are not counted.
@@ -302,16 +313,13 @@ WIDGET_OUTPUTS_JS = """
 
 @pytest.mark.parametrize("lesson", lessons_with_widgets())
 def test_every_widget_of_a_solved_lesson_renders_in_jupyterlab(chromium, lab, lesson):
-    """With the answers filled in, run-all reaches every widget; each must render cleanly."""
+    """With the answers filled in, run-all runs every cell without an error or a line on stderr
+    (this is the suite's run of each lesson's solution) and reaches every widget; each must render
+    cleanly."""
     solved = make_submission(lesson, solution_answers(lesson))
     # Count from the solution run: the student notebook saves no output for a widget that needs
     # the student's functions (lesson 7's word-order explorer), which the solved run does show.
-    expected = sum(
-        WIDGET_VIEW in output.get("data", {})
-        for cell in nbformat.read(solution_notebook(lesson), as_version=4).cells
-        if cell.cell_type == "code"
-        for output in cell.outputs
-    )
+    expected = _widget_outputs(solution_notebook(lesson))
     watch = Watch()
     with notebook_run(chromium, lab, solved, f"{lesson}-solved.ipynb", watch) as page:
         # Views are created in the browser after the kernel has gone idle: give them up to 30 s,
@@ -331,12 +339,16 @@ def test_every_widget_of_a_solved_lesson_renders_in_jupyterlab(chromium, lab, le
         errors = page.locator(".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']")
         error_texts = [errors.nth(i).text_content()[:300] for i in range(errors.count())]
         prompts = page.locator(".jp-InputArea-prompt").all_text_contents()
+        page_text = page.locator("body").inner_text()
         page.screenshot(path=screenshot_path(f"jupyterlab-{lesson}-solved"))
     assert error_texts == [], f"{lesson}: cells wrote to stderr or raised"
     assert len(outputs) == expected, (
         f"{lesson}: {len(outputs)} widget outputs, the solution run had {expected}; prompts: {prompts}"
     )
     assert all(o["rendered"] and not o["error"] for o in outputs), f"{lesson}: widgets failed: {outputs}"
+    for question in load_questions(lesson):
+        for option in question.options:
+            assert option.why not in page_text, f"{lesson}: an explanation is in the page before any check"
     assert watch.blocked == [], f"{lesson}: JupyterLab or the notebook asked for the network"
     assert watch.console_errors == [], f"{lesson}: JupyterLab's console shows errors"
 
@@ -358,7 +370,21 @@ CELLS_JS = r"""
 """
 
 
-@pytest.mark.parametrize("lesson", lesson_names())
+# Every lesson's fresh notebook runs to its quiz in tests/test_colab_like.py, and every lesson's
+# solved notebook renders each widget and the quiz here; in JupyterLab the fresh run is checked for
+# one lesson of each kind of exercise: values (1), functions (3), and functions a widget needs (7).
+FRESH_RUN_LESSONS = ("01_sequence_problem", "03_attention", "07_encoder_layer")
+
+
+def test_the_fresh_runs_cover_each_kind_of_exercise():
+    values, functions, widget_needs_functions = FRESH_RUN_LESSONS
+    assert not any("def " in answer for answer in solution_answers(values).values())
+    assert any("def " in answer for answer in solution_answers(functions).values())
+    fresh, solved = student_notebook(widget_needs_functions), solution_notebook(widget_needs_functions)
+    assert _widget_outputs(fresh) < _widget_outputs(solved), "no widget of lesson 7 waits for the student"
+
+
+@pytest.mark.parametrize("lesson", FRESH_RUN_LESSONS)
 def test_run_all_on_a_fresh_student_notebook_runs_everything_but_exercises_and_shows_the_quiz(
     chromium, student_lab, lesson
 ):
@@ -525,12 +551,12 @@ TRAINING_CALL = 'run_training(preset("quick"), out="my_translator.pt", callback=
 
 
 def lesson_9_training_notebook() -> nbformat.NotebookNode:
-    """Lesson 9's training cell as a student runs it with ``TRAIN_NOW``, its time limit cut to 60 s
+    """Lesson 9's training cell as a student runs it with ``TRAIN_NOW``, its time limit cut to 30 s
     (and a loss logged every 2 steps) so that the test sees a run stopped by its limit."""
     student = nbformat.read(student_notebook("09_translator"), as_version=4)
     cells = [c for c in student.cells if c.cell_type == "code" and TRAINING_CALL in c.source]
     assert len(cells) == 1, "lesson 9 has no training cell calling " + TRAINING_CALL
-    shortened = cells[0].source.replace('preset("quick")', 'preset("quick", time_budget_s=60, log_every=2)')
+    shortened = cells[0].source.replace('preset("quick")', 'preset("quick", time_budget_s=30, log_every=2)')
     setup = "from transformer_course.runtime import is_grading\n\nTRAIN_NOW = True"
     return nbformat.v4.new_notebook(
         cells=[nbformat.v4.new_code_cell(setup), nbformat.v4.new_code_cell(shortened)],
@@ -585,5 +611,5 @@ def test_lesson_9s_training_draws_its_curve_while_it_runs_and_says_why_it_stoppe
     # is unit-tested in tests/test_step_progress.py).
     assert "of 1,200; the time limit ends it first" in bar_while_running, bar_while_running
     stop = next(line for line in shown.splitlines() if "training: stopped at step" in line)
-    assert "of 1,200 because the 60 s time limit was reached" in stop, stop
+    assert "of 1,200 because the 30 s time limit was reached" in stop, stop
     assert watch.blocked == [], "JupyterLab or the notebook asked for the network"

@@ -6,19 +6,22 @@ same answers without the attack), and the baseline is below full marks, so the c
 fail; exact cases get exactly their score; every case leaves the note it must (and honest ones
 none); nothing an attack aimed at outside its sandbox changed (another student's files, the
 gradebook, the course directory, the host's /tmp); regrading gives identical scores and notes;
-no feedback page shows hidden test code. A web server on the host's loopback serves the
-reference solutions, for the attack that tries to fetch them.
+no feedback page shows hidden test code. The reference and the blank release are also checked cell
+by cell (as tests/lesson_variants.py does for the lessons with realistic submissions). A web server
+on the host's loopback serves the reference solutions, for the attack that tries to fetch them.
+
+The tests live here; ``test_integrity_lesson_1.py`` and ``test_integrity_lesson_3.py`` import them
+for their own ``LESSONS`` (``pytest_generate_tests``), so the test suite's workers can grade the
+two batches in parallel (a file stays on one worker). Most cases wait on a time limit (a loop
+interrupted, a budget used up, a sleeping writer), so a batch runs more nbgrader processes than
+the machine has cores (``JOBS``).
 """
 
 import csv
-import hashlib
 import html
 import http.server
 import io
-import sqlite3
 import threading
-import time
-from pathlib import Path
 
 import nbformat
 import pytest
@@ -37,16 +40,41 @@ from integrity_cases_sandbox import SANDBOX_CASES1, SANDBOX_CASES3
 
 from course_build import report as report_command
 from course_build.grader_notes import NotebookNotes
-from course_build.instructor.grade_batch import grade_lesson
 from course_build.paths import lesson_names, nbgrader_source_notebook
 
-pytestmark = pytest.mark.slow
+# What each tests/test_integrity_lesson_<n>.py file takes (``from integrity_suite import *``).
+__all__ = [
+    "batches",
+    "pytest_generate_tests",
+    "solutions_server",
+    "test_case_gets_what_it_earned_and_a_clear_note",
+    "test_every_attack_has_a_baseline_below_full_marks_or_a_victim",
+    "test_every_notebook_finishes_inside_its_budgets",
+    "test_feedback_never_shows_hidden_test_code",
+    "test_forged_notes_never_reach_the_sheet_and_the_report_is_written",
+    "test_the_blank_release_scores_zero_on_every_cell",
+    "test_the_lessons_it_grades_exist_with_the_points_it_expects",
+    "test_the_reference_gets_every_point_and_its_written_answers_wait_for_the_instructor",
+]
 
 CASES = {
     LESSON1: {**LESSON1_CASES, **SANDBOX_CASES1, **GRADEPIPE1_CASES},
     LESSON3: {**LESSON3_CASES, **SANDBOX_CASES3, **GRADEPIPE3_CASES},
 }
 TIMEOUT_S = {LESSON1: 20, LESSON3: 40}  # far above the slowest honest cell, even on a busy machine
+# nbgrader processes per batch: the cases that wait on a limit overlap instead of queueing on two
+# (lesson 1's batch: 223 s with 2, 181 s with 6, on this 2-core machine while others ran).
+JOBS = 6
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """Parametrize the tests over the lessons the importing file names in ``LESSONS``."""
+    lessons = metafunc.module.LESSONS
+    if "name" in metafunc.fixturenames:
+        pairs = [(lesson, name) for lesson in lessons for name in CASES[lesson]]
+        metafunc.parametrize("lesson, name", pairs, ids=[f"{lesson}-{name}" for lesson, name in pairs])
+    elif "lesson" in metafunc.fixturenames:
+        metafunc.parametrize("lesson", lessons)
 
 
 class _Solutions(http.server.BaseHTTPRequestHandler):
@@ -85,6 +113,7 @@ def batches(tmp_path_factory, solutions_server):
                 submissions,
                 workdir,
                 timeout_s=TIMEOUT_S[lesson],
+                jobs=JOBS,
                 notebook_budget_s=NOTEBOOK_BUDGET_S[lesson],
                 test_cell_budget_s=TEST_CELL_BUDGET_S[lesson],
             )
@@ -94,10 +123,6 @@ def batches(tmp_path_factory, solutions_server):
     return grade
 
 
-CASE_IDS = [(lesson, name) for lesson, cases in CASES.items() for name in cases]
-
-
-@pytest.mark.parametrize("lesson, name", CASE_IDS)
 def test_case_gets_what_it_earned_and_a_clear_note(batches, lesson, name):
     case = CASES[lesson][name]
     reports = batches(lesson)[1]
@@ -116,7 +141,21 @@ def test_case_gets_what_it_earned_and_a_clear_note(batches, lesson, name):
         assert report.notes == (), got
 
 
-@pytest.mark.parametrize("lesson", CASES)
+def test_the_reference_gets_every_point_and_its_written_answers_wait_for_the_instructor(batches, lesson):
+    report = batches(lesson)[1]["reference"]
+    assert report.autograded, f"{lesson} has no autograded cell"
+    lost = {g: report.scores[g] for g in report.autograded if report.scores[g] != report.max_scores[g]}
+    assert lost == {}, f"the reference solution lost points: {lost}"
+    written = [g for g in report.scores if g not in report.autograded]
+    assert sorted(written) == report.awaiting_manual_grade
+
+
+def test_the_blank_release_scores_zero_on_every_cell(batches, lesson):
+    report = batches(lesson)[1]["blank"]
+    assert report.scores, f"{lesson} has no graded cell"
+    assert {g: s for g, s in report.scores.items() if s != 0} == {}
+
+
 def test_the_lessons_it_grades_exist_with_the_points_it_expects(lesson):
     """A renamed or removed lesson, or a change to its points, fails the suite instead of shrinking it."""
     assert lesson in lesson_names(), f"the adversarial suite grades {lesson}, which is no longer a lesson"
@@ -131,7 +170,6 @@ def test_the_lessons_it_grades_exist_with_the_points_it_expects(lesson):
     )
 
 
-@pytest.mark.parametrize("lesson", CASES)
 def test_every_attack_has_a_baseline_below_full_marks_or_a_victim(lesson):
     for name, case in CASES[lesson].items():
         if case.kind == "attack":
@@ -139,44 +177,6 @@ def test_every_attack_has_a_baseline_below_full_marks_or_a_victim(lesson):
             assert baseline.kind in ("exact", "honest"), name
             if baseline.kind == "exact":
                 assert baseline.score < FULL[lesson], name
-
-
-def test_the_suite_is_big_enough():
-    named = [(name, case) for cases in CASES.values() for name, case in cases.items()]
-    assert sum(case.kind == "honest" for _, case in named) >= 20
-    assert sum(name.startswith("a_") for name, _ in named) >= 20
-
-
-def test_attacks_outside_the_sandbox_changed_nothing(batches):
-    course, reports = batches(LESSON3)
-    time.sleep(10)  # the detached writer waits 8 s after its notebook; it must not exist by now
-    assert reports["victim"].auto_total == FULL[LESSON3]
-    assert sorted(p.name for p in course.rglob("PWNED*")) == []
-    assert sorted(p.name for p in Path("/tmp").glob("PWNED*")) == []
-    with sqlite3.connect(course / "gradebook.db") as db:
-        assert db.execute("SELECT COUNT(*) FROM grade WHERE manual_score = 100").fetchone() == (0,)
-    victim = course / "submitted" / "victim" / LESSON3 / f"{LESSON3}.ipynb"
-    assert nbformat.read(victim, as_version=4).cells, "the victim's submission was overwritten"
-
-
-def _fingerprint(report):
-    return report.scores, report.notes, hashlib.sha256(report.feedback_html.encode()).hexdigest()
-
-
-def test_regrading_gives_identical_scores_and_notes(batches):
-    course, first = batches(LESSON1)
-    again_students = [
-        "reference",
-        "deleted_test_cell",
-        "a_int_subclass_equal_to_anything",
-        "renamed_notebook",
-        "invalid_json",
-        "missing_notebook",
-    ]
-    again = grade_lesson(course, LESSON1, again_students, timeout_s=TIMEOUT_S[LESSON1])
-    for student in again_students:
-        assert again[student].scores == first[student].scores, student
-        assert again[student].notes == first[student].notes, student
 
 
 def _hidden_test_lines(lesson):
@@ -189,7 +189,6 @@ def _hidden_test_lines(lesson):
     return lines
 
 
-@pytest.mark.parametrize("lesson", CASES)
 def test_feedback_never_shows_hidden_test_code(batches, lesson):
     hidden = _hidden_test_lines(lesson)
     assert hidden
@@ -207,12 +206,6 @@ def test_feedback_never_shows_hidden_test_code(batches, lesson):
         assert shown == [], f"{name}'s feedback shows hidden test code: {shown[:3]}"
 
 
-def test_passing_tests_confirm_themselves_in_the_feedback(batches):
-    report = batches(LESSON3)[1]["reference"]
-    assert "✓ softmax leaves its input unchanged" in report.feedback_html
-
-
-@pytest.mark.parametrize("lesson", CASES)
 def test_forged_notes_never_reach_the_sheet_and_the_report_is_written(batches, lesson, tmp_path, capsys):
     course, reports = batches(lesson)
     for name, graded in reports.items():
@@ -224,7 +217,6 @@ def test_forged_notes_never_reach_the_sheet_and_the_report_is_written(batches, l
     assert FORGED_PHRASE not in sheet and FORGED_PHRASE not in capsys.readouterr().out
 
 
-@pytest.mark.parametrize("lesson", CASES)
 def test_every_notebook_finishes_inside_its_budgets(batches, lesson):
     course, reports = batches(lesson)
     took = {name: NotebookNotes(course, name, lesson).run_seconds() for name in reports}
