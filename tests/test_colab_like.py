@@ -100,8 +100,10 @@ def run(command: list[str], **kwargs) -> subprocess.CompletedProcess:
 
 
 def clean_env(venv: Path, home: Path) -> dict[str, str]:
-    """An environment that sees only the venv: no PYTHONPATH, no user Jupyter kernels or config."""
+    """An environment that sees only the venv: no PYTHONPATH, no user Jupyter kernels or config.
+    The suite's math-thread settings are kept (tests/conftest.py: one thread per test worker)."""
     keep = ("HOME", "LANG", "LC_ALL", "TMPDIR", "SSL_CERT_FILE", "REQUESTS_CA_BUNDLE")
+    keep += ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
     env = {k: v for k, v in os.environ.items() if k in keep or k.startswith("PIP_")}
     env.update(
         PATH=f"{venv / 'bin'}:/usr/bin:/bin",
