@@ -26,6 +26,7 @@ requirement list and Python version) under ``$COURSE_TEST_CACHE`` (default
 import hashlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -188,7 +189,8 @@ def test_fresh_student_notebook_runs_to_its_quiz_like_colab(lesson, colab_venv, 
     quiz = [cell for cell in executed.cells[:-1] if cell.cell_type == "code"][-1]  # -1: the probe
     assert quiz.source.endswith(f'lesson_quiz("{lesson}")') and quiz.execution_count, "the quiz ran"
     printed = "".join(o.get("text", "") for c in executed.cells if c.cell_type == "code" for o in c.outputs)
-    to_do = [line for line in printed.splitlines() if "still to do" in line]
+    plain = re.sub(r"\x1b\[[0-9;]*m", "", printed)  # the message's colours
+    to_do = [line for line in plain.splitlines() if "still to do" in line]
     assert to_do, f"{lesson}: the unwritten exercises should say so"
     assert all(line.startswith("Exercise still to do: ") for line in to_do), to_do
 
