@@ -22,6 +22,7 @@ from nbgrader.api import Gradebook, MissingEntry
 from traitlets.config.loader import PyFileConfigLoader
 
 from course_build.grader_notes import UNPROTECTED_NOTE, NotebookNotes
+from course_build.instructor.invalid_unicode import send_to_hand_grading
 from course_build.instructor.machine import usable_cores, usable_memory
 from course_build.instructor.manual_grades import answers_before_regrade, keep_hand_grades
 from course_build.instructor.progress import watch_files
@@ -227,6 +228,10 @@ def grade_lesson(
     with watch_files(f"{lesson}: autograde", graded_paths, enabled=progress):
         run_notes = autograde_with_one_retry(course, lesson, students, jobs or default_jobs(course), extra)
     keep_hand_grades(course, lesson, graded_before)
+    for student in students:
+        record = read_record(course, lesson, student)
+        if record is not None and record.grade_by_hand:
+            send_to_hand_grading(course, lesson, student)
     clock.lap("nbgrader autograde")
     try:
         write_feedback(course, lesson, jobs=jobs)
