@@ -175,7 +175,8 @@ def test_a_cell_that_is_not_valid_unicode_sends_the_notebook_to_hand_grading(gra
     folder = tmp_path / "autograder" / "submitted" / row["student_id"] / LESSON
     assert (folder / f"{NOTEBOOK}.submitted").read_bytes() == FORGED
     graded = tmp_path / "autograder" / "autograded" / row["student_id"] / LESSON / NOTEBOOK
-    assert "rnn_steps_40 = 40  # \\ud800" in graded.read_text(encoding="utf-8")
+    sources = [cell.source for cell in nbformat.read(graded, as_version=4).cells]
+    assert "rnn_steps_40 = 40  # \\ud800" in sources  # the escape, as six characters
 
 
 def test_names_become_safe_distinct_ids_and_late_markers_are_kept(graded_twice):
