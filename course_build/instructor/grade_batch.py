@@ -18,10 +18,11 @@ from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from nbgrader.api import Gradebook, MissingEntry
+from nbgrader.api import Grade, Gradebook, MissingEntry
 from traitlets.config.loader import PyFileConfigLoader
 
 from course_build.grader_notes import UNPROTECTED_NOTE, NotebookNotes
+from course_build.instructor.code_grades import change_code_grades
 from course_build.instructor.invalid_unicode import send_to_hand_grading
 from course_build.instructor.machine import usable_cores, usable_memory
 from course_build.instructor.manual_grades import answers_before_regrade, keep_hand_grades
@@ -167,16 +168,11 @@ def score_autograded_cells_zero(course: Path, lesson: str, student: str, why: st
     """Give the autograded cells of ``student``'s notebook zero in the gradebook, never "pending";
     a grade given by hand stays (it counts instead). ``why`` is noted for the instructor."""
     NotebookNotes(course, student, lesson).add(why)
-    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gradebook:
-        try:
-            grades = gradebook.find_submission_notebook(lesson, lesson, student).grades
-        except MissingEntry:
-            return
-        for grade in grades:
-            if grade.cell_type == "code":
-                grade.auto_score = 0.0
-                grade.needs_manual_grade = False
-        gradebook.db.commit()
+
+    def zero(grade: Grade) -> None:
+        grade.auto_score, grade.needs_manual_grade = 0.0, False
+
+    change_code_grades(course, lesson, student, zero)
 
 
 def grade_lesson(

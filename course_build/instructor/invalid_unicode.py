@@ -21,9 +21,10 @@ The note for the instructor says which cells, and why.
 from pathlib import Path
 
 from nbformat import NotebookNode
-from nbgrader.api import Gradebook, MissingEntry
+from nbgrader.api import Grade
 
 from course_build.grader_notes import encodable, is_valid_unicode
+from course_build.instructor.code_grades import change_code_grades
 
 
 def cells_not_unicode(notebook: NotebookNode) -> list[int]:
@@ -59,12 +60,9 @@ def hand_grading_note(indexes: list[int], kept_as: str) -> str:
 def send_to_hand_grading(course: Path, lesson: str, student: str) -> None:
     """Flag every autograded cell of ``student``'s notebook as waiting for a grade given by hand,
     except those the instructor has already graded by hand (their grade counts)."""
-    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gradebook:
-        try:
-            grades = gradebook.find_submission_notebook(lesson, lesson, student).grades
-        except MissingEntry:
-            return
-        for grade in grades:
-            if grade.cell_type == "code" and grade.manual_score is None:
-                grade.needs_manual_grade = True
-        gradebook.db.commit()
+
+    def wait_for_the_instructor(grade: Grade) -> None:
+        if grade.manual_score is None:
+            grade.needs_manual_grade = True
+
+    change_code_grades(course, lesson, student, wait_for_the_instructor)
