@@ -1,9 +1,9 @@
 """A submission whose cells hold text that is not valid Unicode: graded by hand, never guessed at.
 
 A notebook's JSON may carry a lone surrogate (``"\\ud800"``) in a cell's text. No editor writes
-one; a file edited by hand or forged does. Python cannot run such a cell (compiling needs UTF-8),
-Jupyter cannot send it to a kernel, and nbgrader cannot store it, so grading the file as it is
-stops that student's run and leaves a zero.
+one; a file edited by hand or forged does. Python cannot run such a cell (compiling needs UTF-8)
+and nbgrader cannot store it (its files and gradebook are UTF-8): grading the file as it is
+stopped that student's run and left a zero.
 
 A zero would be a verdict the grader cannot justify, and changing the text would grade code the
 student did not write. So, before nbgrader runs (``submitted_folders.normalize_submission``):
