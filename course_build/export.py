@@ -3,10 +3,10 @@
 ``lms --out FILE`` writes Canvas's gradebook import layout: the columns ``Student``, ``ID``,
 ``SIS User ID``, ``SIS Login ID``, ``Section``, then one column per graded lesson titled as the
 LMS assignment (``c.LmsExport.assignment_titles`` in ``autograder/nbgrader_config.py``, e.g.
-``{"03_attention": "Lesson 3: Attention (4521)"}``: Canvas matches a column by the assignment id in
-parentheses; the lesson's name by default), one row per student, the total after any late penalty
+``{"03_attention": "Lesson 3: Attention (4521)"}``, as Canvas's own export titles the column: name,
+then id in parentheses; the lesson's name by default), one row per student, the total after any late penalty
 in each cell. A total with written answers still pending would look final once uploaded, so such
-a cell is left empty (the LMS keeps what it had) unless ``--include-pending`` is given, and the
+a cell is left empty unless ``--include-pending`` is given, and the
 command says how many cells were left out and whose. A lesson not handed in is left empty too.
 
 ``feedback LESSON --out DIR`` writes every student's feedback page afresh (as ``course_build.report``

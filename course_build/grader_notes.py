@@ -37,6 +37,15 @@ MAX_NOTES = 200
 UNREADABLE_NOTE = "the grader's notes for this notebook could not be read"
 
 
+def is_valid_unicode(text: str) -> bool:
+    """Whether ``text`` can be written as UTF-8 (it holds no lone surrogate)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def encodable(text: str) -> str:
     """``text`` with its lone surrogates escaped (as ``\\udc80``), so any UTF-8 file can hold it."""
     return text.encode("utf-8", "backslashreplace").decode("utf-8")

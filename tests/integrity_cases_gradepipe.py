@@ -10,6 +10,8 @@ no longer than its budgets allow.
 * Forged notes: the notebook's own ``course_grader_notes`` (the key the grader once used) holding a
   list of dicts, a dict, a huge string or a lone surrogate. It must never show as a note nor stop
   anyone's grading; the grader notes that it ignored it.
+* A lone surrogate in a cell's text (no Python can run it, nbgrader cannot store it): the
+  file is graded by hand, so it earns no autograded point until the instructor decides.
 * Odd metadata: test cells whose nbgrader metadata is a list or a string (each is restored from
   the release). (Cell metadata that is not a dictionary fails nbformat's validation, so the
   collect step grades that file as a blank notebook, with a note.)
@@ -85,6 +87,14 @@ GRADEPIPE1_CASES: dict[str, Case] = {
         )
         for kind, forged in FORGED_NOTES.items()
     },
+    # the correct answer, with a lone surrogate in its cell: nothing counts before the instructor
+    "a_lone_surrogate_in_a_cell": Case(
+        LESSON1,
+        "attack",
+        lambda course, port: _file(answers(LESSON1, apply_steps="rnn_steps_40 = 40  # \ud800"), LESSON1),
+        "every autograded cell waits for your grade",
+        baseline="wrong_steps",
+    ),
     "a_odd_cell_metadata": Case(
         LESSON1,
         "attack",

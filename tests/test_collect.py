@@ -466,3 +466,39 @@ def test_a_newer_submission_without_a_notebook_is_not_undone_by_an_older_zip(cou
     again = collect_zip(course, LESSON, tmp_path / "first.zip", known={})
     assert list(again.kept_newer) == ["smithjane"] and _graded(course, "smithjane") is None
     assert read_record(course, LESSON, "smithjane").submission_id == 5201
+
+
+def _with_lone_surrogates(*sources: str) -> bytes:
+    """A notebook whose code cells hold ``sources``: escaped JSON, as a forged file carries them."""
+    cells = [nbformat.v4.new_code_cell(source) for source in sources]
+    return json.dumps(nbformat.v4.new_notebook(cells=cells), ensure_ascii=True).encode("ascii")
+
+
+@pytest.mark.parametrize("submitted_as", [f"{LESSON}.ipynb", f"{LESSON}-1.ipynb"])
+def test_a_cell_that_is_not_valid_unicode_is_kept_and_its_escaped_copy_graded_by_hand(course, submitted_as):
+    folder = course / "submitted" / "forger" / LESSON
+    folder.mkdir(parents=True)
+    submitted = _with_lone_surrogates("x = 1", "softmax = '\ud800'  # \udc80")
+    (folder / submitted_as).write_bytes(submitted)
+    notes = normalize_submission(course, LESSON, "forger")
+    assert (folder / f"{submitted_as}.submitted").read_bytes() == submitted  # kept byte for byte
+    graded = nbformat.read(folder / f"{LESSON}.ipynb", as_version=4)
+    assert [cell.source for cell in graded.cells] == ["x = 1", "softmax = '\\ud800'  # \\udc80"]
+    assert any(
+        "cell 1 of the notebook holds text that is not valid Unicode" in note
+        and "every autograded cell waits for your grade" in note
+        and f"kept unchanged as {submitted_as}.submitted" in note
+        for note in notes
+    ), notes
+    assert read_record(course, LESSON, "forger").grade_by_hand
+    assert normalize_submission(course, LESSON, "forger") == notes  # a regrade changes nothing
+    assert (folder / f"{submitted_as}.submitted").read_bytes() == submitted
+
+
+def test_a_valid_notebook_is_not_sent_to_hand_grading(course):
+    folder = course / "submitted" / "honest" / LESSON
+    folder.mkdir(parents=True)
+    (folder / f"{LESSON}.ipynb").write_bytes(_with_lone_surrogates("text = 'zoë 李雷 \U0001f600'"))
+    assert normalize_submission(course, LESSON, "honest") == []
+    assert not read_record(course, LESSON, "honest").grade_by_hand
+    assert not (folder / f"{LESSON}.ipynb.submitted").exists()

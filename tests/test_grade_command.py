@@ -9,6 +9,7 @@ added. Grading it twice gives the same CSV. Where the sandbox cannot run, gradin
 """
 
 import csv
+import json
 import shutil
 import subprocess
 import sys
@@ -20,6 +21,7 @@ import nbformat
 import pytest
 from grading_harness import make_submission, solution_answers
 
+from course_build.nbgrader_plugins.sandbox import memory_mode
 from course_build.paths import AUTOGRADER_DIR, REPO_ROOT
 
 pytestmark = pytest.mark.slow
@@ -36,6 +38,12 @@ WRONG = {
     "apply_crossover": "largest_cheaper_n = 512",
 }
 BLANK = nbformat.writes(make_submission(LESSON, {})).encode()
+# Correct answers, one cell holding a lone surrogate: valid (escaped) JSON that no editor writes.
+FORGED = json.dumps(
+    make_submission(LESSON, {**solution_answers(LESSON), "apply_steps": "rnn_steps_40 = 40  # \ud800"}),
+    ensure_ascii=True,
+).encode("ascii")
+HAND_GRADED = ("forger", "1017")  # every autograded cell waits for the instructor
 
 # (zip entry name, contents)
 ZIP_FILES = [
@@ -60,6 +68,7 @@ ZIP_FILES = [
     (f"/abs/path/root_1014_2015_{NOTEBOOK}", _notebook()),
     (f"smithjane_1015_2016_{NOTEBOOK}", _notebook()),
     (f"smithjane_1016_2017_{NOTEBOOK}", _notebook(**WRONG)),
+    (f"forger_1017_2018_{NOTEBOOK}", FORGED),
     ("README.txt", b"a file the LMS added, matched by no student"),
 ]
 # LMS name, user id -> (autograded score, a phrase its notes must hold or None for no notes)
@@ -80,6 +89,7 @@ EXPECTED = {
     ("root", "1014"): (5, None),
     ("smithjane", "1015"): (5, None),
     ("smithjane", "1016"): (3, None),
+    HAND_GRADED: (0, "cell 24 of the notebook holds text that is not valid Unicode"),
 }
 
 
@@ -141,6 +151,8 @@ def test_every_student_gets_exactly_one_right_row(graded_twice):
     for student, (score, note) in EXPECTED.items():
         row = by_lms[student]
         assert (float(row["auto_score"]), float(row["auto_max"])) == (score, 5), (student, row)
+        if student == HAND_GRADED:
+            continue  # test_a_cell_that_is_not_valid_unicode_sends_the_notebook_to_hand_grading
         assert row["assignment"] == LESSON and row["manual_pending"] in ("0", "5"), (student, row)
         if row["manual_pending"] == "5":  # written answers not graded yet: pending, never a 0
             assert row["manual_score"] == "" and row["total"] == row["auto_score"], (student, row)
@@ -149,6 +161,22 @@ def test_every_student_gets_exactly_one_right_row(graded_twice):
             assert row["notes"] == "", (student, row["notes"])
         else:
             assert note in row["notes"], (student, row["notes"])
+
+
+def test_a_cell_that_is_not_valid_unicode_sends_the_notebook_to_hand_grading(graded_twice):
+    """nbgrader cannot run or store such a cell: the student's file is kept as submitted, an
+    escaped copy is graded, and no autograded point counts before the instructor decides."""
+    tmp_path, _ = graded_twice
+    row = next(r for r in _rows(tmp_path / "grades.csv") if (r["lms_name"], r["lms_user_id"]) == HAND_GRADED)
+    assert (row["auto_score"], row["manual_pending"], row["total"]) == ("0", "10", "0"), row
+    status = row["status"]
+    assert status.startswith("10 points pending: ") and "apply_steps_test" in status, status
+    assert "kept unchanged as 01_sequence_problem.ipynb.submitted" in row["notes"], row["notes"]
+    folder = tmp_path / "autograder" / "submitted" / row["student_id"] / LESSON
+    assert (folder / f"{NOTEBOOK}.submitted").read_bytes() == FORGED
+    graded = tmp_path / "autograder" / "autograded" / row["student_id"] / LESSON / NOTEBOOK
+    sources = [cell.source for cell in nbformat.read(graded, as_version=4).cells]
+    assert "rnn_steps_40 = 40  # \\ud800" in sources  # the escape, as six characters
 
 
 def test_names_become_safe_distinct_ids_and_late_markers_are_kept(graded_twice):
@@ -202,3 +230,32 @@ def test_without_a_usable_sandbox_grading_refuses_or_says_every_grade_is_unprote
         ("wrongstudent", "3"),
     ]
     assert all("UNPROTECTED" in row["notes"] for row in rows)
+
+
+# Holds 1.25 GiB of shared memory (outside RLIMIT_DATA) before it answers.
+MEMORY_HOG = (
+    "import mmap\nheld = []\nfor _ in range(20):\n"
+    "    held.append(mmap.mmap(-1, 64 * 2**20, flags=mmap.MAP_SHARED))\n"
+    "    held[-1].write(b'x' * 64 * 2**20)\n"
+    "rnn_steps_40 = 40"
+)
+
+
+def test_a_kernel_killed_for_memory_is_noted_as_such_and_its_neighbour_is_untouched(tmp_path):
+    """Under a 0.75 GiB limit, a cgroup kills the hog's kernel: the note says it was memory and
+    names the limit (a crash or a timeout reads otherwise). Where no cgroup can be made, the seccomp
+    filter refuses shared memory instead, and nothing is killed."""
+    course = _course(tmp_path, "\nc.SandboxedKernelManager.memory_limit_gib = 0.75\n")
+    archive = _archive(
+        tmp_path, [ZIP_FILES[0], (f"hog_1018_2019_{NOTEBOOK}", _notebook(apply_steps=MEMORY_HOG))]
+    )
+    graded = _grade(course, archive, tmp_path / "grades.csv")
+    assert graded.returncode == 0, graded.stdout + graded.stderr
+    rows = {row["student_id"]: row for row in _rows(tmp_path / "grades.csv")}
+    assert (rows["goodstudent"]["auto_score"], rows["goodstudent"]["notes"]) == ("5", "")
+    killed = "apply_steps: the kernel was killed for using more than its memory limit of 0.75 GiB"
+    if memory_mode()[0] == "cgroup":
+        assert killed in rows["hog"]["notes"], rows["hog"]["notes"]
+    else:
+        assert "killed" not in rows["hog"]["notes"], rows["hog"]["notes"]
+    assert rows["hog"]["auto_score"] == "4", rows["hog"]  # apply_steps_test alone fails

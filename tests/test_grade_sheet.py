@@ -20,6 +20,7 @@ from course_build.grader_notes import NotebookNotes
 from course_build.instructor import grade_batch
 from course_build.instructor.grade_batch import write_feedback
 from course_build.instructor.grade_sheet import lesson_table, sheet_row, status, write_sheet
+from course_build.instructor.invalid_unicode import send_to_hand_grading
 from course_build.instructor.late_policy import LatePolicy, LatePolicyError, assess
 from course_build.instructor.manual_grades import answers_before_regrade, keep_hand_grades
 from course_build.instructor.results import NO_SUBMISSION_NOTE, class_results
@@ -266,3 +267,21 @@ def test_feedback_written_by_several_nbgrader_processes_is_the_same_as_by_one(co
     monkeypatch.setattr(grade_batch, "STUDENTS_PER_FEEDBACK_PROCESS", 1)  # one process per student
     two = {p.relative_to(course): p.read_bytes() for p in write_feedback(course, LESSON, jobs=2)}
     assert two == one
+
+
+def test_a_notebook_sent_to_hand_grading_counts_no_autograded_point_until_graded_by_hand(course):
+    """``invalid_unicode.send_to_hand_grading``: the autograder's verdicts wait for the
+    instructor; a grade given by hand counts and survives the next regrade's flagging."""
+    send_to_hand_grading(course, LESSON, "cleo")
+    cleo = _results(course)["cleo"]
+    assert (cleo.auto_score, [item.grade_id for item in cleo.pending]) == (0, ["t1", "w1"])
+    assert sheet_row(cleo)["status"] == "5 points pending: t1, w1"
+    table = lesson_table([cleo])
+    line = next(line for line in table.splitlines() if line.startswith("cleo"))
+    assert "0/2, 2 pending" in line and "pending (3)" in line and "1 with answers not graded yet" in table
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gradebook:
+        _set(gradebook, "cleo", "t1", auto=2.0, manual=1.5, review=False)  # as the formgrader saves it
+    send_to_hand_grading(course, LESSON, "cleo")  # as every later regrade does
+    cleo = _results(course)["cleo"]
+    assert (cleo.auto_score, [item.grade_id for item in cleo.pending]) == (1.5, ["w1"])
+    assert _results(course)["ada"].auto_score == 2, "another student's grades never move"

@@ -1,7 +1,10 @@
 """A grading batch shows how far it has got: a bar on a terminal, plain lines in a log (fast, no kernel)."""
 
+import contextlib
 import io
 import os
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -69,3 +72,27 @@ def test_without_progress_nothing_is_shown(capsys):
     with watch_files("L01", [Path("nowhere.ipynb")], enabled=False):
         pass
     assert capsys.readouterr().out == ""
+
+
+SHOW_A_BAR = """
+from course_build.instructor.progress import BatchProgress
+with BatchProgress("L01: autograde", 4) as progress:
+    progress.update(2)
+"""
+
+
+def test_a_terminal_that_reports_no_size_still_shows_the_bar():
+    """A new pseudo-terminal is 0 x 0 until someone sets its size (``script`` run from a job,
+    ``docker exec -t``, some CI runners); tqdm then showed nothing at all."""
+    leader, follower = os.openpty()
+    assert tuple(os.get_terminal_size(follower)) == (0, 0)
+    child = subprocess.run([sys.executable, "-c", SHOW_A_BAR], stdout=follower, timeout=60)
+    os.close(follower)
+    shown = b""
+    with contextlib.suppress(OSError):  # the terminal is closed once everything has been read
+        while chunk := os.read(leader, 65536):
+            shown += chunk
+    os.close(leader)
+    assert child.returncode == 0
+    text = shown.decode("utf-8", "replace")
+    assert "L01: autograde: student 2 of 4 |" in text and "so far, about" in text, text

@@ -9,7 +9,9 @@ import json
 import os
 import shutil
 import socket
+import subprocess
 import sys
+import sysconfig
 import tempfile
 import threading
 import time
@@ -291,6 +293,72 @@ def test_the_filter_denies_what_a_notebook_never_needs_and_numpy_and_torch_still
     found = json.loads(result.stdout)
     assert {name: found[name] for name in DENIED_CALLS} == dict.fromkeys(DENIED_CALLS, "EPERM")
     assert found["torch"] == 0.5 and found["numpy"] == 1.0
+
+
+# Run by an ordinary user: the calls a sandbox must refuse, and one the user may make outside it.
+NON_ROOT_PROBE = """
+import ctypes, errno, json, os
+libc = ctypes.CDLL(None, use_errno=True)
+calls = {
+    "add_key": (248, b"user", b"course-key", b"secret", 6, -4),  # into the user keyring
+    "keyctl": (250, 0, -4, 0),  # KEYCTL_GET_KEYRING_ID of the user keyring, without creating it
+    "memfd_create": (319, b"hog", 0),
+}
+result = {"uid": os.geteuid()}
+for name, (number, *args) in calls.items():
+    outcome = libc.syscall(number, *[ctypes.c_long(a) if isinstance(a, int) else a for a in args])
+    result[name] = "allowed" if outcome >= 0 else errno.errorcode[ctypes.get_errno()]
+print(json.dumps(result))
+"""
+# The grader, as that user: the real launch (no uid pool, no setpriv, no cgroup: bubblewrap makes a
+# user namespace; the filter file and private directory are the user's own).
+AS_ORDINARY_GRADER = """
+import json, sys
+from course_build.nbgrader_plugins.sandbox import memory_mode, readable_paths, run_sandboxed
+result = run_sandboxed([sys.executable, "-c", sys.argv[1]], readable_paths([]))
+run = {"mode": memory_mode()[0], "rc": result.returncode, "out": result.stdout, "err": result.stderr}
+print(json.dumps(run))
+"""
+THROWAWAY_UID = 64321  # no account, outside the sandbox's uid pool
+SYSTEM_PYTHON = Path("/usr/bin/python3")
+
+
+def _as_throwaway_user(*argv: str) -> subprocess.CompletedProcess:
+    """``argv`` run by the system Python as THROWAWAY_UID, with this checkout and environment's
+    packages importable. The system Python, because this environment's interpreter may sit where
+    only root can reach it (pyenv under /root); same minor version, so the compiled packages load."""
+    version = subprocess.run(
+        [str(SYSTEM_PYTHON), "-c", "import sys; print(sys.version_info[:2])"], capture_output=True, text=True
+    )
+    assert version.stdout.strip() == str(sys.version_info[:2]), (
+        f"{SYSTEM_PYTHON} must be Python {sys.version_info[:2]} to import this environment's packages "
+        f"as another user (it is {version.stdout.strip() or version.stderr.strip()})"
+    )
+    packages = ":".join([str(REPO_ROOT), sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]])
+    user = f"--reuid={THROWAWAY_UID}", f"--regid={THROWAWAY_UID}", "--clear-groups"
+    environment = ["env", "-i", "PATH=/usr/bin:/bin", "HOME=/tmp", f"PYTHONPATH={packages}"]
+    command = ["setpriv", *user, *environment, str(SYSTEM_PYTHON), *argv]
+    return subprocess.run(command, capture_output=True, text=True, timeout=120, cwd="/tmp")
+
+
+def test_the_filter_holds_when_an_ordinary_user_grades():
+    """As root the grader gives each sandbox a pool uid; an ordinary user's grader runs bubblewrap
+    in a user namespace instead. The keyring and memfd are refused there too, while the same user
+    may call keyctl outside the sandbox (so it is the filter that refuses)."""
+    assert os.geteuid() == 0, "the test switches to a throwaway user, which needs root"
+    outside = _as_throwaway_user("-c", NON_ROOT_PROBE)
+    assert outside.returncode == 0, outside.stderr
+    found = json.loads(outside.stdout)
+    assert found["uid"] == THROWAWAY_UID and found["keyctl"] != "EPERM", found
+    graded = _as_throwaway_user("-c", AS_ORDINARY_GRADER, NON_ROOT_PROBE)
+    assert graded.returncode == 0, graded.stdout + graded.stderr
+    run = json.loads(graded.stdout)
+    assert run["rc"] == 0 and run["mode"] == "seccomp", run  # no cgroup for an ordinary user here
+    inside = json.loads(run["out"])
+    assert inside["uid"] == THROWAWAY_UID, inside  # bubblewrap maps the user to itself
+    assert {name: inside[name] for name in ("add_key", "keyctl", "memfd_create")} == dict.fromkeys(
+        ("add_key", "keyctl", "memfd_create"), "EPERM"
+    ), inside
 
 
 def test_bwrap_gets_the_filter_and_the_log_says_which_memory_mode_runs():

@@ -47,3 +47,43 @@ def test_a_cgroup_that_cannot_be_made_falls_back_to_the_seccomp_mode(monkeypatch
     finally:
         walls.close()
     assert not Path(walls.filter_path).exists()
+
+
+def _cgroup_with_events(folder: Path, version: int, events: str) -> memory_cgroup.SandboxCgroup:
+    """A SandboxCgroup over ``folder`` (not a real cgroup) whose OOM counters read ``events``."""
+    cgroup = memory_cgroup.SandboxCgroup.__new__(memory_cgroup.SandboxCgroup)
+    cgroup.version, cgroup.directories = version, [folder]
+    (folder / ("memory.events" if version == 2 else "memory.oom_control")).write_text(events)
+    return cgroup
+
+
+def test_a_kill_for_memory_is_read_from_the_cgroups_counter_and_outlives_the_cleanup(tmp_path):
+    """v2's memory.events and v1's memory.oom_control both count ``oom_kill``; the kernel manager
+    still knows after its kernel (and cgroup) are cleaned up, where the grader asks why it died."""
+    v2 = _cgroup_with_events(tmp_path, 2, "low 0\nhigh 0\nmax 12\noom 1\noom_kill 1\n")
+    assert v2.ran_out_of_memory()
+    (tmp_path / "v1").mkdir()
+    v1 = _cgroup_with_events(tmp_path / "v1", 1, "oom_kill_disable 0\nunder_oom 0\noom_kill 0\n")
+    assert not v1.ran_out_of_memory()
+
+    class _Walls:  # a sandbox's walls whose cgroup is ``cgroup``; closing removes nothing here
+        def __init__(self, cgroup):
+            self.cgroup = cgroup
+
+        def ran_out_of_memory(self):
+            return self.cgroup.ran_out_of_memory()
+
+        def close(self):
+            self.cgroup = None
+
+    manager = sandbox.SandboxedKernelManager()
+    assert manager.killed_for_memory() is None, "no cgroup: the grader cannot tell"
+    manager._walls = _Walls(v2)
+    assert manager.killed_for_memory() is True
+    manager._close_walls()
+    assert manager.killed_for_memory() is True and manager.ran_out_of_memory()
+    manager._walls = _Walls(v1)
+    manager._close_walls()
+    assert manager.killed_for_memory() is False
+    manager._walls = _Walls(None)
+    assert manager.killed_for_memory() is None

@@ -18,10 +18,12 @@ from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from nbgrader.api import Gradebook, MissingEntry
+from nbgrader.api import Grade, Gradebook, MissingEntry
 from traitlets.config.loader import PyFileConfigLoader
 
 from course_build.grader_notes import UNPROTECTED_NOTE, NotebookNotes
+from course_build.instructor.code_grades import change_code_grades
+from course_build.instructor.invalid_unicode import send_to_hand_grading
 from course_build.instructor.machine import usable_cores, usable_memory
 from course_build.instructor.manual_grades import answers_before_regrade, keep_hand_grades
 from course_build.instructor.progress import watch_files
@@ -166,16 +168,11 @@ def score_autograded_cells_zero(course: Path, lesson: str, student: str, why: st
     """Give the autograded cells of ``student``'s notebook zero in the gradebook, never "pending";
     a grade given by hand stays (it counts instead). ``why`` is noted for the instructor."""
     NotebookNotes(course, student, lesson).add(why)
-    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gradebook:
-        try:
-            grades = gradebook.find_submission_notebook(lesson, lesson, student).grades
-        except MissingEntry:
-            return
-        for grade in grades:
-            if grade.cell_type == "code":
-                grade.auto_score = 0.0
-                grade.needs_manual_grade = False
-        gradebook.db.commit()
+
+    def zero(grade: Grade) -> None:
+        grade.auto_score, grade.needs_manual_grade = 0.0, False
+
+    change_code_grades(course, lesson, student, zero)
 
 
 def grade_lesson(
@@ -227,6 +224,10 @@ def grade_lesson(
     with watch_files(f"{lesson}: autograde", graded_paths, enabled=progress):
         run_notes = autograde_with_one_retry(course, lesson, students, jobs or default_jobs(course), extra)
     keep_hand_grades(course, lesson, graded_before)
+    for student in students:
+        record = read_record(course, lesson, student)
+        if record is not None and record.grade_by_hand:
+            send_to_hand_grading(course, lesson, student)
     clock.lap("nbgrader autograde")
     try:
         write_feedback(course, lesson, jobs=jobs)

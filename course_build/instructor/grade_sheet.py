@@ -93,14 +93,25 @@ def write_sheet(results: Iterable[LessonResult], out: Path) -> None:
             writer.writerow(sheet_row(result))
 
 
+def _pending_points(result: LessonResult, *, written: bool) -> float:
+    """Points still pending among the written answers (or among the autograded cells)."""
+    return sum(item.max_score for item in result.pending if item.written == written)
+
+
+def _auto(result: LessonResult) -> str:
+    given = f"{points(result.auto_score)}/{points(result.auto_max)}"
+    pending = _pending_points(result, written=False)
+    return f"{given}, {points(pending)} pending" if pending else given
+
+
 def _written(result: LessonResult) -> str:
     if not result.manual_max:
         return "-"
-    graded_max = result.manual_max - result.pending_points
+    pending = _pending_points(result, written=True)
     if result.manual_score is None:
-        return f"pending ({points(result.pending_points)})"
-    given = f"{points(result.manual_score)}/{points(graded_max)}"
-    return f"{given}, {points(result.pending_points)} pending" if result.pending else given
+        return f"pending ({points(pending)})"
+    given = f"{points(result.manual_score)}/{points(result.manual_max - pending)}"
+    return f"{given}, {points(pending)} pending" if pending else given
 
 
 def _late(result: LessonResult) -> str:
@@ -129,7 +140,7 @@ def lesson_table(results: list[LessonResult]) -> str:
         rows.append(
             (
                 result.student,
-                f"{points(result.auto_score)}/{points(result.auto_max)}",
+                _auto(result),
                 _written(result),
                 _late(result),
                 _total(result),
@@ -146,7 +157,7 @@ def lesson_table(results: list[LessonResult]) -> str:
     if pending:
         total = sum(r.pending_points for r in pending)
         summary += (
-            f"; {len(pending)} with written answers not graded yet ({points(total)} points in all): "
+            f"; {len(pending)} with answers not graded yet ({points(total)} points in all): "
             "grade them in the formgrader (python -m course_build.formgrader)"
         )
     if dropped:

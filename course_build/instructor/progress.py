@@ -8,6 +8,7 @@ background thread. On a terminal it is a tqdm bar; elsewhere (a log file, CI, a 
 line per finished student, so a log stays readable.
 """
 
+import os
 import sys
 import threading
 import time
@@ -25,6 +26,19 @@ def clock(seconds: float) -> str:
     minutes, secs = divmod(int(round(seconds)), 60)
     hours, minutes = divmod(minutes, 60)
     return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"
+
+
+FALLBACK_SIZE = os.terminal_size((100, 24))  # for a terminal that says 0 (a new pseudo-terminal)
+
+
+def terminal_size(stream: TextIO) -> os.terminal_size:
+    """The size of the terminal ``stream`` writes to, FALLBACK_SIZE's where it reports 0. tqdm
+    reads a 0 x 0 terminal as -1 rows and hides its bar below them: nothing at all was shown."""
+    try:
+        columns, lines = os.get_terminal_size(stream.fileno())
+    except (AttributeError, OSError, ValueError):  # no file descriptor, or not a terminal after all
+        columns = lines = 0
+    return os.terminal_size((columns or FALLBACK_SIZE.columns, lines or FALLBACK_SIZE.lines))
 
 
 def progress_line(label: str, done: int, total: int, elapsed: float) -> str:
@@ -65,11 +79,14 @@ class BatchProgress:
     def __enter__(self) -> "BatchProgress":
         self._started = time.monotonic()
         if self.stream.isatty():
+            size = terminal_size(self.stream)
             self._bar = tqdm(
                 total=self.total,
                 desc=f"{self.label}: student",
                 unit="student",
                 file=self.stream,
+                ncols=size.columns,
+                nrows=size.lines,
                 bar_format="{desc} {n_fmt} of {total_fmt} |{bar}| {elapsed} so far, about {remaining} left",
             )
         if self._done is not None:

@@ -27,6 +27,7 @@ class StudentRecord:
     submission_id: int | None = None  # the LMS submission id of the graded file
     time_source: str = ""  # where submitted_at came from: "zip entry time", "instructor (...)"
     source: dict | None = None  # the graded file's provenance (course_build.instructor.provenance)
+    grade_by_hand: bool = False  # every autograded cell waits for the instructor (invalid_unicode)
 
 
 def record_path(course: Path, lesson: str, student: str) -> Path:

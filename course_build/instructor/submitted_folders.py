@@ -4,9 +4,11 @@
 was filled (``collect_zip``, ``nbgrader collect``, by hand): of ``<lesson>.ipynb`` and
 resubmissions ``<lesson>-N.ipynb`` the latest is graded, a single notebook under another name is
 graded as ``<lesson>.ipynb``, and a missing or unreadable one is replaced by the blank release, so
-the student gets a zero row with a note instead of no row. What was submitted under another name
-is kept beside it as ``<name>.submitted``. Running it again changes nothing, so a regrade gives the
-same scores and notes.
+the student gets a zero row with a note instead of no row. A notebook whose cells hold text that
+is not valid Unicode is graded as an escaped copy, by hand (``invalid_unicode``). What was
+submitted under another name, or is not graded as it is, is kept beside it as
+``<name>.submitted``. Running it again changes nothing, so a regrade gives the same scores and
+notes.
 """
 
 import shutil
@@ -14,6 +16,7 @@ from pathlib import Path
 
 import nbformat
 
+from course_build.instructor.invalid_unicode import cells_not_unicode, escape_cells, hand_grading_note
 from course_build.instructor.lms import resubmission_number
 from course_build.instructor.student_records import StudentRecord, read_record, write_record
 
@@ -30,6 +33,23 @@ def _readable(path: Path) -> str | None:
 
 def _set_aside(path: Path) -> None:
     path.rename(path.with_name(path.name + ".submitted"))
+
+
+def _escape_invalid_unicode(expected: Path, copied_from: Path | None, record: StudentRecord) -> list[str]:
+    """Where cells of ``expected`` hold text that is not valid Unicode, keep the submitted file
+    aside (``copied_from``, set aside already, when ``expected`` is a copy of it) and grade a copy
+    with those characters escaped, by hand (``invalid_unicode``); the notes."""
+    notebook = nbformat.read(expected, as_version=4)
+    cells = cells_not_unicode(notebook)
+    if not cells:
+        return []
+    if copied_from is None:
+        _set_aside(expected)
+    kept_as = (copied_from or expected).name + ".submitted"
+    escape_cells(notebook, cells)
+    nbformat.write(notebook, expected)
+    record.grade_by_hand = True
+    return [hand_grading_note(cells, kept_as)]
 
 
 def normalize_submission(course: Path, lesson: str, student: str) -> list[str]:
@@ -68,6 +88,9 @@ def normalize_submission(course: Path, lesson: str, student: str) -> list[str]:
             _set_aside(expected)
             shutil.copy(blank, expected)
             notes.append(f"the notebook could not be read ({problem}); graded as a blank notebook")
+        else:
+            copied_from = chosen if chosen is not None and chosen != expected else None
+            notes += _escape_invalid_unicode(expected, copied_from, record)
     record.fixup_notes = notes
     write_record(course, lesson, student, record)
     return notes

@@ -7,9 +7,10 @@ changes what the grader sees, not how grades are stored (nbgrader's own pages sa
   (nbgrader's, plus): the model answer and rubric next to each written answer (``grader_guide``),
   math typeset by the MathJax 3 the repository installs
   (``npm ci``; no network needed), and the student's name shown unless the course says otherwise;
-* the list of a notebook's submissions shows names from the start (``c.CourseFormgrader``), and a
-  submission whose written answers wait for the grader as "pending" and "so far", never as a final
-  score (nbgrader counts them as 0);
+* the list of a notebook's submissions shows names from the start (``c.CourseFormgrader``);
+* every view that shows a score (submissions, students, lessons, notebooks) marks one with answers
+  waiting for the grader "so far" and "pending", never as a final score (nbgrader counts them as
+  0; ``formgrader_pending``);
 * the *Release Feedback* button, which would use nbgrader's exchange (this course has none, so it
   ended in a traceback dialog), writes the lesson's feedback pages and the grade sheet as
   ``python -m course_build.report`` does, and says how to return them through the LMS.
@@ -19,6 +20,7 @@ order in which Jupyter loads extensions must not decide which page the grader ge
 """
 
 import json
+import re
 from pathlib import Path
 
 from nbconvert.exporters import HTMLExporter
@@ -33,6 +35,11 @@ from traitlets.config import Config, Configurable
 from course_build.instructor.grade_batch import write_feedback
 from course_build.instructor.late_policy import LatePolicyError
 from course_build.nbgrader_plugins.feedback import TEMPLATE_DIRS
+from course_build.nbgrader_plugins.formgrader_pending import (
+    PENDING_SCRIPTS,
+    PendingAssignments,
+    PendingStudents,
+)
 from course_build.nbgrader_plugins.grader_guide import add_grader_guides, source_guides
 from course_build.nbgrader_runner import NbgraderError
 from course_build.paths import REPO_ROOT
@@ -45,6 +52,7 @@ MATHJAX_ROUTE = "/course-formgrader/mathjax"
 MATHJAX_ENTRY = "tex-chtml.js"
 MATHJAX_CDN = "https://cdn.jsdelivr.net/npm/mathjax@3.2.2/es5/tex-chtml.js"
 _EXPORTER = "course_formgrader_exporter"
+NAMES_SCRIPT = "gradebook_notebook_submissions.js"  # the submissions list, where names show on load
 _SHOW_NAMES_ON_LOAD = """
 // Added by course_build's formgrader extension: names are shown once the submissions have loaded.
 (function () {
@@ -54,19 +62,6 @@ _SHOW_NAMES_ON_LOAD = """
       if (document.getElementById("toggle_names").innerHTML === "Show All Names") { toggleAllNames(); }
     }
   }, 100);
-})();
-"""
-_PENDING_AS_PENDING = """
-// Added by course_build's formgrader extension: answers waiting for the grader are pending, not 0.
-(function () {
-  var render = SubmittedNotebookUI.prototype.render;
-  SubmittedNotebookUI.prototype.render = function () {
-    render.apply(this, arguments);
-    if (this.model.get("needs_manual_grade")) {
-      this.$score.text(this.$score.text() + " so far");
-      this.$written_score.text(this.$written_score.text() + ", pending");
-    }
-  };
 })();
 """
 
@@ -122,15 +117,18 @@ class GuidedSubmissionHandler(SubmissionHandler):
         return exporter
 
 
-class SubmissionListScript(web.RequestHandler):
-    """nbgrader's script of the submissions list, which then shows names unless the course hides them."""
+class ScoreViewScript(web.RequestHandler):
+    """One of nbgrader's scripts of a view that shows scores, with the course's additions: pending
+    shown as pending (``formgrader_pending``), and in the submissions list, names unless the course
+    hides them."""
 
-    def get(self) -> None:
-        script = (Path(static_path) / "js" / "gradebook_notebook_submissions.js").read_text(encoding="utf-8")
-        show = _settings(self).show_student_names
+    def get(self, name: str) -> None:
+        script = (Path(static_path) / "js" / name).read_text(encoding="utf-8") + PENDING_SCRIPTS[name]
+        if name == NAMES_SCRIPT and _settings(self).show_student_names:
+            script += _SHOW_NAMES_ON_LOAD
         self.set_header("Content-Type", "application/javascript; charset=UTF-8")
         self.set_header("Cache-Control", "no-cache")
-        self.write(script + _PENDING_AS_PENDING + (_SHOW_NAMES_ON_LOAD if show else ""))
+        self.write(script)
 
 
 def release_through_report(course: Path, lesson: str) -> dict[str, object]:
@@ -173,7 +171,9 @@ def _load_jupyter_server_extension(serverapp) -> None:
     base = webapp.settings["base_url"].rstrip("/")
     handlers = [
         (rf"{base}/formgrader/submissions/([^/]+)/?", GuidedSubmissionHandler),
-        (rf"{base}/formgrader/static/js/gradebook_notebook_submissions\.js", SubmissionListScript),
+        (rf"{base}/formgrader/static/js/({'|'.join(map(re.escape, PENDING_SCRIPTS))})", ScoreViewScript),
+        (rf"{base}/formgrader/api/students", PendingStudents),
+        (rf"{base}/formgrader/api/assignments", PendingAssignments),
         (rf"{base}/formgrader/api/assignment/([^/]+)/release_feedback", ReleaseFeedbackThroughReport),
         (rf"{base}/formgrader/api/assignment/([^/]+)/([^/]+)/release_feedback", ReleaseFeedbackThroughReport),
     ]

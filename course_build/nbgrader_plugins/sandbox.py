@@ -416,6 +416,7 @@ class SandboxedKernelManager(AsyncKernelManager):
     _run_dir: Path | None = None
     _slot: UidSlot | None = None
     _walls: Walls | None = None
+    _closed_walls_oom: bool | None = None  # whether the cleaned-up kernel's cgroup saw an OOM kill
     _log = None
     _announced: set[str] = set()  # memory modes already logged by this process
 
@@ -478,12 +479,22 @@ class SandboxedKernelManager(AsyncKernelManager):
             self.log.info(line)
         return self._walls.launch(argv), kw
 
+    def killed_for_memory(self) -> bool | None:
+        """Whether the current kernel's cgroup hit its memory limit and the kernel was killed for it;
+        once that kernel is cleaned up, what its cgroup said last; None where no cgroup counts."""
+        if self._walls is not None:
+            return self._walls.cgroup.ran_out_of_memory() if self._walls.cgroup is not None else None
+        return self._closed_walls_oom
+
     def ran_out_of_memory(self) -> bool:
-        """Whether the current kernel's cgroup hit its memory limit (False without a cgroup)."""
-        return self._walls is not None and self._walls.ran_out_of_memory()
+        """Whether the current (or just cleaned-up) kernel was killed for memory by its cgroup."""
+        return bool(self.killed_for_memory())
 
     def _close_walls(self) -> None:
+        self._closed_walls_oom = None
         if self._walls is not None:
+            if self._walls.cgroup is not None:
+                self._closed_walls_oom = self._walls.ran_out_of_memory()
             self._walls.close()
             self._walls = None
 

@@ -190,7 +190,7 @@ class SandboxedExecute(Execute):
         except CellTimeoutError:
             failure = "the cell ran past its time and ignored the interrupt"
         except DeadKernelError:
-            failure = "the kernel died in this cell (os._exit, a crash or no memory left)"
+            failure = f"the kernel {self._how_the_kernel_died()} in this cell"
         if failure is not None:
             cell.outputs.append(
                 _error("CellTimeoutError" if "ran past" in failure else "DeadKernelError", failure)
@@ -294,6 +294,19 @@ class SandboxedExecute(Execute):
         """How long a kernel may take to stop serving: a call's time, while the notebook has it."""
         return max(5.0, self._notebook_budget.wait_s(self.timeout or None))
 
+    def _how_the_kernel_died(self) -> str:
+        """Why the kernel that just died died, as far as the grader can tell: its cgroup counts a
+        kill for memory (``memory.events``' ``oom_kill``), distinct from a crash or ``os._exit``."""
+        killed = self.km.killed_for_memory() if isinstance(self.km, SandboxedKernelManager) else None
+        if killed:
+            return (
+                f"was killed for using more than its memory limit of {self.km.memory_limit_gib:g} GiB "
+                "(its cgroup's out-of-memory killer)"
+            )
+        if killed is None:
+            return "died (os._exit, a crash or no memory left)"
+        return "died (os._exit, a crash or a signal; not for memory: its cgroup saw no out-of-memory kill)"
+
     def _interrupted(self) -> str:
         """How the time of a cell or call ran out, in words."""
         over = self._notebook_budget.ran_out()
@@ -303,9 +316,7 @@ class SandboxedExecute(Execute):
         """Notes on a session that failed; a kernel that did not stop serving is restarted."""
         status = (judged.failure or {}).get("status")
         if status == "dead":
-            self._note_and_recover(
-                index, label, "the kernel died during a call (os._exit, a crash or no memory left)"
-            )
+            self._note_and_recover(index, label, f"the kernel {self._how_the_kernel_died()} during a call")
         elif status == "timeout" and judged.stopped:
             if not judged.ran_out:  # noted already
                 self._notes.add(f"{label}: a call into the notebook was {self._interrupted()}")

@@ -23,7 +23,7 @@ Each repair is noted for the instructor. The student's code (any cell's text) is
 from nbformat import NotebookNode
 from nbgrader.preprocessors import NbGraderPreprocessor
 
-from course_build.grader_notes import encodable
+from course_build.grader_notes import encodable, is_valid_unicode
 from course_build.nbgrader_plugins.grader_guide import GUIDE_KEY
 from course_build.nbgrader_plugins.run_notes import notes_for
 
@@ -76,14 +76,6 @@ def _clean_cell(cell: NotebookNode) -> list[str]:
     return problems
 
 
-def _is_unicode(text: str) -> bool:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
-
-
 def _escape_surrogates(root: dict) -> bool:
     """Escape, in place, every string in ``root`` (keys too, at any depth) that is not valid
     Unicode; whether there was one. Walks with its own stack: metadata may nest deeper than
@@ -93,12 +85,12 @@ def _escape_surrogates(root: dict) -> bool:
         node = stack.pop()
         entries = list(node.items()) if isinstance(node, dict) else list(enumerate(node))
         for key, value in entries:
-            if isinstance(value, str) and not _is_unicode(value):
+            if isinstance(value, str) and not is_valid_unicode(value):
                 value = node[key] = encodable(value)
                 changed = True
             elif isinstance(value, dict | list):
                 stack.append(value)
-            if isinstance(key, str) and not _is_unicode(key):
+            if isinstance(key, str) and not is_valid_unicode(key):
                 node[encodable(key)] = node.pop(key)
                 changed = True
     return changed

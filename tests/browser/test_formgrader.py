@@ -162,6 +162,33 @@ def _text(html: str) -> str:
     return re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", html)).replace("&#39;", "'").replace("&amp;", "&")
 
 
+def _cell(page, address: str, row_text: str, cell: str) -> str:
+    """The text of ``cell`` in the row of nbgrader's table at ``address`` that holds ``row_text``."""
+    page.goto(address)
+    row = page.locator("#main-table tr", has_text=row_text).first
+    row.locator(cell).filter(has_text="/").wait_for()
+    return row.locator(cell).inner_text().strip()
+
+
+def _every_score_view_marks_pending_answers(page, url: str) -> None:
+    """Before anything is graded by hand: Grace's written answers are pending and Blank's are a
+    real 0, in every view of the formgrader that shows a score (nbgrader shows pending as 0)."""
+    lesson_page, grace_page = f"{url}formgrader/gradebook/{LESSON}", f"{url}formgrader/manage_students/grace"
+    lessons = f"{url}formgrader/gradebook"
+    assert _cell(page, lessons, LESSON, ".score").endswith("so far, some answers pending")
+    assert _cell(page, lesson_page, LESSON, ".avg-score").endswith("so far")
+    assert _cell(page, lesson_page, LESSON, ".avg-written-score").endswith("pending")
+    students = f"{url}formgrader/manage_students"
+    assert _cell(page, students, "grace", ".score").endswith("so far, some answers pending")
+    assert _cell(page, students, "blank", ".score") == "0 / 10"  # nothing pending: a final score
+    for address in (grace_page, f"{grace_page}/{LESSON}"):
+        assert _cell(page, address, LESSON, ".score").endswith("so far"), address
+        assert _cell(page, address, LESSON, ".written-score").endswith("pending"), address
+    submissions = f"{url}formgrader/manage_submissions/{LESSON}"
+    assert _cell(page, submissions, "grace", ".score").endswith("so far")
+    assert _cell(page, submissions, "blank", ".score") == "0 / 10"
+
+
 @pytest.fixture(scope="module")
 def term(tmp_path_factory):
     """A course with lesson 1 graded from the zip, its first grade sheet, and the zip."""
@@ -226,6 +253,7 @@ def test_written_answers_graded_in_the_formgrader_reach_the_feedback_and_the_she
         lesson_row.wait_for()
         assert page.locator("#warning-exchange").count() == 0
         assert "2026-10-12 23:59" in lesson_row.locator(".duedate").inner_text()  # the late policy's deadline
+        _every_score_view_marks_pending_answers(page, url)
 
         page.goto(f"{url}formgrader/gradebook/{LESSON}/{LESSON}")
         ada_link = page.locator("a.name-shown", has_text="ada-lovelace")
