@@ -25,6 +25,7 @@ def test_a_short_run_writes_its_result(tmp_path, monkeypatch):
     run = (result["variant"], result["seed"], result["steps"], result["n_eval"])
     assert run == ("learned_positions", 4, 2, 1)
     assert result["changes"] == {"learned_positions": True} and 0 <= result["length_bleu"] <= 100
+    assert result["n_length_beyond"] + result["n_length_within"] == 1
     assert ablations.load_results(tmp_path) == {"learned_positions": [result]}
 
 
@@ -34,6 +35,14 @@ def _tiny_data():
     from transformer_course.training import prepare_data
 
     return prepare_data(preset("quick"), make_corpus(n_train=300, n_valid=5, n_test=5, n_length=5, seed=0))
+
+
+def test_only_pairs_longer_in_tokens_than_every_training_pair_reach_unseen_positions():
+    data = _tiny_data()
+    training_pairs = list(data.corpus.train[:20])
+    assert ablations.reaches_unseen_positions(data, training_pairs, 128) == [False] * 20
+    source, target = max(data.corpus.train, key=lambda pair: len(pair[0]))
+    assert ablations.reaches_unseen_positions(data, [(f"{source} {source}", target)], 128) == [True]
 
 
 def test_the_shipped_results_are_protected(tmp_path):

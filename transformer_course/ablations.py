@@ -27,9 +27,10 @@ from typing import Any
 
 import torch
 
+from transformer_course.batching import encode_pairs
 from transformer_course.corpus import make_corpus
 from transformer_course.devices import hardware_description
-from transformer_course.evaluation import evaluate
+from transformer_course.evaluation import evaluate, score
 from transformer_course.settings import preset
 from transformer_course.training import PreparedData, Trainer, prepare_data
 
@@ -50,6 +51,18 @@ def shared_data() -> PreparedData:
     """The quick preset's corpus (seed 0), BPE vocabulary and encoded pairs, for every variant."""
     settings = preset("quick")
     return prepare_data(settings, make_corpus(n_train=settings.n_train, seed=CORPUS_SEED))
+
+
+def reaches_unseen_positions(data: PreparedData, pairs: list[tuple[str, str]], max_len: int) -> list[bool]:
+    """For each pair, whether its source or target is longer in tokens than every training pair's.
+
+    Positions count tokens, so only such pairs reach positions no training pair reached; the rest
+    of the length split tests longer sentences at trained positions.
+    """
+    longest_trained = max(max(len(src), len(tgt)) for src, tgt in data.train)
+    return [
+        max(len(src), len(tgt)) > longest_trained for src, tgt in encode_pairs(pairs, data.tokenizer, max_len)
+    ]
 
 
 def run_variant(
@@ -77,11 +90,20 @@ def run_variant(
         "torch": torch.__version__,
     }
     for split in ("test", "length"):
-        scores, _ = evaluate(trainer.model, data.tokenizer, data.corpus.split(split)[:n_eval])
+        pairs = data.corpus.split(split)[:n_eval]
+        scores, hypotheses = evaluate(trainer.model, data.tokenizer, pairs)
         result[f"{split}_bleu"] = round(scores.bleu, 2)
         result[f"{split}_chrf"] = round(scores.chrf, 2)
         result["n_eval"] = scores.n_sentences
         result["bleu_signature"] = scores.bleu_signature
+    # The length split in two parts: the pairs that reach unseen positions, and the others.
+    beyond = reaches_unseen_positions(data, pairs, settings.model.max_len)
+    for part, wanted in (("beyond", True), ("within", False)):
+        chosen = [i for i, reaches in enumerate(beyond) if reaches == wanted]
+        if chosen:
+            part_scores = score([hypotheses[i] for i in chosen], [pairs[i][1] for i in chosen])
+            result[f"length_{part}_bleu"] = round(part_scores.bleu, 2)
+        result[f"n_length_{part}"] = len(chosen)
     return result
 
 

@@ -165,3 +165,21 @@ FEEDBACK: dict[str, str] = {
 #                                                         variance_scaled)
 #   close to d_k for any d_k (not hard-coded) ........... dot_variance_value H, dot_variance_rng H
 #   draws from the rng it is given ...................... dot_variance_rng V (variance_global_random)
+
+# The mistakes with the test cells whose VISIBLE part fails for them: the student sees each before
+# submitting (tests/test_visible_tests.py).
+CAUGHT_BY_VISIBLE: dict[str, frozenset[str]] = {
+    "dot_without_sum": frozenset({"dot_answer_test"}),
+    "cosine_rounded": frozenset({"cosine_values"}),
+    "cosine_one_length": frozenset({"cosine_scale_free", "cosine_values"}),
+    "cosine_squared_lengths": frozenset({"cosine_scale_free", "cosine_values"}),
+    "cosine_returns_angle": frozenset({"cosine_values"}),
+    "variance_is_std": frozenset({"dot_variance_value"}),
+    "variance_scaled": frozenset({"dot_variance_value"}),
+    "variance_uniform_entries": frozenset({"dot_variance_value"}),
+    "variance_global_random": frozenset({"dot_variance_rng"}),
+}
+
+# Mistakes in a value answer (an Apply number): its visible test checks the answer's form, since a
+# visible check of the value would give the answer away; grading checks the value.
+VALUE_MISTAKES: frozenset[str] = frozenset({"dot_sign_slip"})

@@ -383,3 +383,56 @@ FEEDBACK: dict[str, str] = {
 #   leading batch dimensions, items independent ......... attention_batch V (attention_2d_only) + H
 #   stable for large scores, float32 .................... attention_stability V + H
 #   does not modify Q, K, V or the mask ................. attention_inputs V (scales_q_in_place) + H
+
+# The mistakes with the test cells whose VISIBLE part fails for them: the student sees each before
+# submitting (tests/test_visible_tests.py).
+CAUGHT_BY_VISIBLE: dict[str, frozenset[str]] = {
+    "hand_weight_unscaled": frozenset({"hand_weight_test"}),
+    "softmax_no_max_shift": frozenset({"attention_stability", "softmax_stability"}),
+    "softmax_ignores_axis": frozenset({"softmax_sums"}),
+    "softmax_global_sum": frozenset(
+        {
+            "attention_batch",
+            "attention_mask",
+            "attention_shapes",
+            "attention_stability",
+            "attention_values",
+            "softmax_sums",
+        }
+    ),
+    "softmax_no_keepdims": frozenset(
+        {
+            "attention_batch",
+            "attention_inputs",
+            "attention_mask",
+            "attention_shapes",
+            "attention_stability",
+            "attention_values",
+            "softmax_inputs",
+            "softmax_sums",
+        }
+    ),
+    "softmax_in_place": frozenset({"softmax_inputs"}),
+    "causal_mask_strict": frozenset({"causal_mask_pattern"}),
+    "causal_mask_upper": frozenset({"causal_mask_pattern"}),
+    "causal_mask_floats": frozenset({"causal_mask_dtype"}),
+    "attention_no_scale": frozenset({"attention_values"}),
+    "attention_scale_by_d_k": frozenset({"attention_mask", "attention_values"}),
+    "attention_softmax_over_queries": frozenset(
+        {"attention_mask", "attention_shapes", "attention_stability", "attention_values"}
+    ),
+    "attention_mask_inverted": frozenset({"attention_mask"}),
+    "attention_mask_after_softmax": frozenset({"attention_mask"}),
+    "attention_mask_renormalised_after_softmax": frozenset({"attention_mask"}),
+    "attention_mask_multiplies_scores": frozenset({"attention_mask"}),
+    "attention_ignores_mask": frozenset({"attention_mask"}),
+    "attention_2d_only": frozenset({"attention_batch"}),
+    "attention_scales_q_in_place": frozenset({"attention_inputs"}),
+    "attention_returns_output_only": frozenset(
+        {"attention_batch", "attention_mask", "attention_shapes", "attention_stability", "attention_values"}
+    ),
+}
+
+# Mistakes in a value answer (an Apply number): its visible test checks the answer's form, since a
+# visible check of the value would give the answer away; grading checks the value.
+VALUE_MISTAKES: frozenset[str] = frozenset({"hand_weight_scaled_by_d_k", "hand_weight_other_key"})

@@ -304,3 +304,21 @@ FEEDBACK: dict[str, str] = {
 #   the mask reaches every head; (batch, 1, n_k) padding  mha_cross_and_mask V (mask_without_head_axis) + H
 #   float32 inputs ...................................... mha_self_attention H
 #   does not modify its inputs .......................... mha_self_attention H (inputs_after_call)
+
+# The mistakes with the test cells whose VISIBLE part fails for them: the student sees each before
+# submitting (tests/test_visible_tests.py).
+CAUGHT_BY_VISIBLE: dict[str, frozenset[str]] = {
+    "split_reshape_without_transpose": frozenset({"mha_trace", "split_heads_values"}),
+    "split_interleaved_columns": frozenset({"combine_heads_values", "mha_trace", "split_heads_values"}),
+    "combine_without_transpose": frozenset({"combine_heads_values", "mha_trace"}),
+    "split_assert_instead_of_error": frozenset({"split_heads_errors"}),
+    "mha_forgets_w_o": frozenset({"mha_trace"}),
+    "mha_scales_by_d_model": frozenset({"mha_trace"}),
+    "mha_mask_without_head_axis": frozenset({"mha_cross_and_mask"}),
+    "mha_ignores_x_kv": frozenset({"mha_cross_and_mask"}),
+    "mha_single_head": frozenset({"mha_cross_and_mask", "mha_self_attention", "mha_trace"}),
+}
+
+# Mistakes in a value answer (an Apply number): its visible test checks the answer's form, since a
+# visible check of the value would give the answer away; grading checks the value.
+VALUE_MISTAKES: frozenset[str] = frozenset({"params_full_width_heads", "params_without_w_o"})

@@ -234,6 +234,10 @@ CAUGHT_BY_VISIBLE: dict[str, frozenset[str]] = {
     "shift_matrix_identity": frozenset(_SHIFT),
 }
 
+# Mistakes in a value answer (an Apply number): its visible test checks the answer's form, since a
+# visible check of the value would give the answer away; grading checks the value.
+VALUE_MISTAKES: frozenset[str] = frozenset()
+
 # The graded functions' contracts (design.md section 4 and the lesson's text), clause by clause,
 # each with the test cell that fails when that clause alone is broken (V: its visible part, H: hidden).
 #

@@ -242,20 +242,54 @@ CAUGHT_BY: dict[str, frozenset[str]] = {
 # fails for them: the student sees each before submitting (tests/test_visible_tests.py).
 CAUGHT_BY_VISIBLE: dict[str, frozenset[str]] = {
     "layer_norm_unbiased_variance": frozenset(
-        {"layer_norm_basic", "layer_norm_torch", "layer_norm_edge_cases"}
+        {"layer_norm_basic", "layer_norm_edge_cases", "layer_norm_torch"}
     ),
-    "layer_norm_eps_outside_sqrt": frozenset({"layer_norm_torch", "layer_norm_edge_cases"}),
-    "layer_norm_wrong_axis": frozenset({"layer_norm_basic", "layer_norm_torch", "layer_norm_edge_cases"}),
-    "layer_norm_affine_first": frozenset({"layer_norm_gamma_beta", "layer_norm_edge_cases"}),
-    "layer_norm_no_gamma_beta": frozenset({"layer_norm_gamma_beta", "layer_norm_edge_cases"}),
+    "layer_norm_eps_outside_sqrt": frozenset({"layer_norm_edge_cases", "layer_norm_torch"}),
+    "layer_norm_wrong_axis": frozenset({"layer_norm_basic", "layer_norm_edge_cases", "layer_norm_torch"}),
+    "layer_norm_affine_first": frozenset({"layer_norm_edge_cases", "layer_norm_gamma_beta"}),
+    "layer_norm_no_gamma_beta": frozenset({"layer_norm_edge_cases", "layer_norm_gamma_beta"}),
     "layer_norm_ignores_eps": frozenset({"layer_norm_torch"}),
     "ffn_without_relu": frozenset({"feed_forward_trace"}),
     "ffn_relu_after_w2": frozenset({"feed_forward_trace"}),
     "ffn_only_2d": frozenset({"feed_forward_torch"}),
-    "add_and_norm_pre_norm": frozenset({"add_and_norm_post_norm", "add_and_norm_eps"}),
-    "add_and_norm_no_residual": frozenset({"add_and_norm_post_norm", "add_and_norm_eps"}),
+    "add_and_norm_pre_norm": frozenset({"add_and_norm_eps", "add_and_norm_post_norm"}),
+    "add_and_norm_no_residual": frozenset({"add_and_norm_eps", "add_and_norm_post_norm"}),
     "add_and_norm_drops_eps": frozenset({"add_and_norm_eps"}),
+    "layer_norm_all_zeros": frozenset(
+        {
+            "add_and_norm_post_norm",
+            "layer_norm_basic",
+            "layer_norm_edge_cases",
+            "layer_norm_gamma_beta",
+            "layer_norm_torch",
+        }
+    ),
+    "layer_norm_constant_beta": frozenset(
+        {
+            "add_and_norm_post_norm",
+            "layer_norm_basic",
+            "layer_norm_edge_cases",
+            "layer_norm_gamma_beta",
+            "layer_norm_torch",
+        }
+    ),
+    "layer_norm_returns_input": frozenset(
+        {
+            "add_and_norm_eps",
+            "layer_norm_basic",
+            "layer_norm_edge_cases",
+            "layer_norm_gamma_beta",
+            "layer_norm_torch",
+        }
+    ),
+    "feed_forward_all_zeros": frozenset({"feed_forward_trace"}),
+    "feed_forward_returns_input": frozenset({"feed_forward_trace"}),
+    "add_and_norm_all_zeros": frozenset({"add_and_norm_eps", "add_and_norm_post_norm"}),
+    "add_and_norm_sum_only": frozenset({"add_and_norm_eps", "add_and_norm_post_norm"}),
 }
+# Mistakes in a value answer (an Apply number): its visible test checks the answer's form, since a
+# visible check of the value would give the answer away; grading checks the value.
+VALUE_MISTAKES: frozenset[str] = frozenset({"params_layer_norm_gamma_only", "params_without_biases"})
 
 # The graded functions' contracts (design.md section 4 and the lesson's text), clause by clause,
 # each with the test cell that fails when that clause alone is broken (V: its visible part, H: hidden).

@@ -308,10 +308,36 @@ FEEDBACK: dict[str, str] = {
     "no_attention_residual": "did you add the residual x before normalizing",
     "attention_residual_in_place": "self_attention_sublayer changed its input",
     "ffn_residual_in_place": "feed_forward_sublayer changed its input",
-    "keys_from_w_q": "attention weights differ from PyTorch",
+    "keys_from_w_q": "are the keys x W_k (not x W_q)?",
     "softmax_over_queries": "is your softmax over the key axis",
     "batchless_attention": "Leading batch dimensions must work",
     "relu_missing": "is the ReLU between the two linear layers",
     "positions_from_one": "positions from 0",
     "positions_in_place": "encode_with_positions changed its input",
 }
+
+# The mistakes with the test cells whose VISIBLE part fails for them: the student sees each before
+# submitting (tests/test_visible_tests.py).
+CAUGHT_BY_VISIBLE: dict[str, frozenset[str]] = {
+    "pre_norm": frozenset(
+        {
+            "attention_sublayer_basics",
+            "attention_sublayer_values",
+            "encoder_layer_properties",
+            "ffn_sublayer_values",
+        }
+    ),
+    "no_attention_residual": frozenset({"attention_sublayer_values"}),
+    "attention_residual_in_place": frozenset({"attention_sublayer_basics", "encoder_layer_properties"}),
+    "ffn_residual_in_place": frozenset({"ffn_sublayer_values"}),
+    "keys_from_w_q": frozenset({"attention_sublayer_values"}),
+    "softmax_over_queries": frozenset({"attention_sublayer_basics"}),
+    "batchless_attention": frozenset({"attention_sublayer_basics"}),
+    "relu_missing": frozenset({"ffn_sublayer_values"}),
+    "positions_from_one": frozenset({"encode_with_positions_values"}),
+    "positions_in_place": frozenset({"encode_with_positions_properties"}),
+}
+
+# Mistakes in a value answer (an Apply number): its visible test checks the answer's form, since a
+# visible check of the value would give the answer away; grading checks the value.
+VALUE_MISTAKES: frozenset[str] = frozenset()

@@ -93,3 +93,13 @@ FEEDBACK: dict[str, str] = {
     "count_without_biases": "four projections with their biases",
     "count_output_bias": "output projection, no bias",
 }
+
+# The mistakes with the test cells whose VISIBLE part fails for them: the student sees each before
+# submitting (tests/test_visible_tests.py).
+CAUGHT_BY_VISIBLE: dict[str, frozenset[str]] = {}
+
+# Mistakes in a value answer (an Apply number): its visible test checks the answer's form, since a
+# visible check of the value would give the answer away; grading checks the value.
+VALUE_MISTAKES: frozenset[str] = frozenset(
+    {"count_output_bias", "count_without_biases", "labels_not_shifted"}
+)

@@ -152,3 +152,16 @@ FEEDBACK: dict[str, str] = {
     "bleu_arithmetic_mean": "precisions 5/5, 3/4, 2/3, 1/2",
     "bleu_not_scaled": "a perfect match scores 100",
 }
+
+# The mistakes with the test cells whose VISIBLE part fails for them: the student sees each before
+# submitting (tests/test_visible_tests.py).
+CAUGHT_BY_VISIBLE: dict[str, frozenset[str]] = {
+    "precision_not_clipped": frozenset({"apply_precision_test"}),
+    "brevity_inverted": frozenset({"apply_bleu_test", "apply_brevity_test"}),
+    "bleu_arithmetic_mean": frozenset({"apply_bleu_test"}),
+    "bleu_not_scaled": frozenset({"apply_bleu_test"}),
+}
+
+# Mistakes in a value answer (an Apply number): its visible test checks the answer's form, since a
+# visible check of the value would give the answer away; grading checks the value.
+VALUE_MISTAKES: frozenset[str] = frozenset()

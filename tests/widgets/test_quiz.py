@@ -201,3 +201,32 @@ def test_no_student_notebook_shows_a_quiz_answer_or_explanation(lesson):
     for question in load_questions(lesson):
         for option in question.options:
             assert option.why not in text, f"{lesson}: the explanation of {question.key!r} is in the notebook"
+
+
+def _correct_is_strictly(question: Question, compare) -> bool:
+    """Whether the correct option's text is strictly longer (or shorter) than every other's."""
+    right = next(len(o.text) for o in question.options if o.correct)
+    return all(compare(right, len(o.text)) for o in question.options if not o.correct)
+
+
+def test_the_correct_option_is_not_given_away_by_its_length():
+    """Rule: across the course, the correct option is the strictly longest (and the strictly
+    shortest) in no more questions than chance would make it, where chance gives a question of
+    k options 1/k. A test-wise student who picks the longest option must do no better than one who
+    guesses."""
+    questions = [q for lesson in lesson_names() for q in load_questions(lesson)]
+    chance = sum(1 / len(q.options) for q in questions)
+    longest = [q.key for q in questions if _correct_is_strictly(q, int.__gt__)]
+    shortest = [q.key for q in questions if _correct_is_strictly(q, int.__lt__)]
+    assert len(longest) <= chance, f"the correct option is the longest in {len(longest)}: {longest}"
+    assert len(shortest) <= chance, f"the correct option is the shortest in {len(shortest)}: {shortest}"
+
+
+@pytest.mark.parametrize("lesson", lesson_names())
+def test_each_quiz_spreads_its_answers_over_the_positions(lesson):
+    """Shown in the notebook, no position holds more than half of a quiz's answers, and a quiz of
+    three or more questions uses at least two positions."""
+    questions = load_questions(lesson)
+    positions = answer_positions(questions, seed=lesson)
+    assert max(Counter(positions).values()) <= max(1, -(-len(questions) // 2)), positions
+    assert len(set(positions)) >= 2, f"{lesson}: every answer in position {positions[0]}"
