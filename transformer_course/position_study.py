@@ -1,13 +1,15 @@
 """Train short, test long: how each kind of position copes with texts longer than in training.
 
-    python -m transformer_course.position_study --seeds 0 1 2 \\
+    python -m transformer_course.position_study --seeds 0 1 2 --threads 1 --jobs 2 \\
         --out transformer_course/checkpoints/gpt_positions.json
 
 For every kind of position (rotary, the paper's sinusoids, a learned table, and none at all) and
 every seed, it trains the ``study`` preset's small GPT on windows of ``block_size`` characters of
 the course's prose, then measures the loss at every position of windows four times as long from
 the validation text. Lesson 10 plots the JSON it writes (mean and range over the seeds): too slow
-to run live (about a minute per model on a 2-core CPU).
+to run live (about a minute per model on a 2-core CPU). ``--jobs N`` trains N models at once, each
+in its own process on ``--threads`` threads; every model is seeded by its own settings, so the
+results do not depend on how many run at once.
 
 A learned table has rows for all the evaluated positions, but only the first ``block_size`` of
 them were ever trained; the others keep their random initial values. That is what a learned
@@ -20,6 +22,7 @@ import argparse
 import json
 import sys
 import time
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, replace
 from itertools import pairwise
 from pathlib import Path
@@ -46,6 +49,13 @@ def run_one(settings: LMSettings, corpus, eval_length: int) -> dict[str, object]
         "final_train_loss": round(trainer.state.log[-1].train_loss, 4),
         "per_position": [round(float(v), 4) for v in per_position],
     }
+
+
+def _run_in_worker(settings: LMSettings, eval_length: int, threads: int | None) -> dict[str, object]:
+    """``run_one`` in a worker process, which loads the shipped corpus itself."""
+    if threads is not None:
+        torch.set_num_threads(threads)
+    return run_one(settings, load_course_corpus(), eval_length)
 
 
 def summarize(results: dict, bucket: int = 16) -> dict[str, dict[str, list[float]]]:
@@ -90,8 +100,11 @@ def main(argv: list[str] | None = None) -> dict[str, object]:
     parser.add_argument("--kinds", nargs="+", choices=POSITION_KINDS, default=list(POSITION_KINDS))
     parser.add_argument("--preset", default="study", help="training preset (default: study)")
     parser.add_argument("--max-steps", type=int, default=None)
-    parser.add_argument("--threads", type=int, default=None, help="CPU threads for torch")
+    parser.add_argument("--threads", type=int, default=None, help="CPU threads for torch, per model")
+    parser.add_argument("--jobs", type=int, default=1, help="models trained at once, one process each")
     args = parser.parse_args(argv)
+    if args.jobs < 1:
+        parser.error(f"--jobs must be at least 1, got {args.jobs}")
     if args.threads is not None:
         torch.set_num_threads(args.threads)
     overrides = {} if args.max_steps is None else {"max_steps": args.max_steps}
@@ -100,11 +113,17 @@ def main(argv: list[str] | None = None) -> dict[str, object]:
     base = replace(base, max_len=max(base.max_len, eval_length))
     corpus = load_course_corpus()
     started = time.perf_counter()
-    runs: dict[str, dict[str, object]] = {}
-    for kind in args.kinds:
-        runs[kind] = {}
-        for seed in args.seeds:
-            run = run_one(replace(base, positions=kind, seed=seed), corpus, eval_length)
+    jobs = [(kind, seed) for kind in args.kinds for seed in args.seeds]
+    with ProcessPoolExecutor(max_workers=args.jobs) as pool:
+        futures = {
+            job: pool.submit(
+                _run_in_worker, replace(base, positions=job[0], seed=job[1]), eval_length, args.threads
+            )
+            for job in jobs
+        }
+        runs: dict[str, dict[str, object]] = {kind: {} for kind in args.kinds}
+        for kind, seed in jobs:
+            run = futures[kind, seed].result()
             runs[kind][str(seed)] = run
             beyond = run["per_position"][base.block_size :]
             print(f"{kind:10s} seed {seed}: {run['steps']} steps in {run['train_wall_s']} s; loss past "
@@ -114,6 +133,7 @@ def main(argv: list[str] | None = None) -> dict[str, object]:
         + " ".join(argv if argv is not None else sys.argv[1:]),
         "hardware": hardware_description(torch.device("cpu")),
         "threads": torch.get_num_threads(),
+        "jobs": args.jobs,
         "torch": torch.__version__,
         "settings": asdict(base),
         "text_sha256": corpus.sha256,
