@@ -139,6 +139,30 @@ def test_position_study_writes_one_curve_per_kind_and_seed(tmp_path):
         position_study.summarize(results, bucket=7)
 
 
+def test_position_study_gives_the_same_curves_whether_models_train_one_or_two_at_a_time(tmp_path):
+    """``--jobs 2`` (what scripts/regenerate_gpt.sh runs) must not change a single loss."""
+    common = [
+        "--preset",
+        "tiny",
+        "--seeds",
+        "0",
+        "1",
+        "--kinds",
+        "rope",
+        "--max-steps",
+        "3",
+        "--threads",
+        "1",
+    ]
+    alone = position_study.main(["--out", str(tmp_path / "one.json"), *common])
+    parallel = position_study.main(["--out", str(tmp_path / "two.json"), "--jobs", "2", *common])
+    assert parallel["jobs"] == 2
+    for seed in ("0", "1"):
+        assert parallel["runs"]["rope"][seed]["per_position"] == alone["runs"]["rope"][seed]["per_position"]
+    with pytest.raises(SystemExit):
+        position_study.main(["--out", str(tmp_path / "x.json"), "--jobs", "0", *common])
+
+
 def test_the_shipped_checkpoint_was_trained_on_the_shipped_text():
     trained = load_gpt(shipped_gpt_file("gpt_cpu.pt"))
     report = json.loads(shipped_gpt_file("gpt_cpu.json").read_text(encoding="utf-8"))

@@ -22,16 +22,18 @@ import argparse
 import json
 import sys
 import time
+from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, replace
 from itertools import pairwise
+from multiprocessing import get_context
 from pathlib import Path
 
 import torch
 
 from transformer_course.devices import hardware_description
 from transformer_course.gpt import POSITION_KINDS
-from transformer_course.lm_data import load_course_corpus
+from transformer_course.lm_data import CharCorpus, load_course_corpus
 from transformer_course.lm_training import LMSettings, LMTrainer, lm_preset, loss_by_position
 
 EVAL_FACTOR = 4
@@ -56,6 +58,24 @@ def _run_in_worker(settings: LMSettings, eval_length: int, threads: int | None) 
     if threads is not None:
         torch.set_num_threads(threads)
     return run_one(settings, load_course_corpus(), eval_length)
+
+
+def _train_all(
+    jobs: list[tuple[str, int]],
+    base: LMSettings,
+    corpus: CharCorpus,
+    eval_length: int,
+    args: argparse.Namespace,
+) -> Iterator[dict]:
+    """Each (kind, seed) job's run, in order: here, or ``args.jobs`` at a time in fresh processes
+    ("spawn": a forked copy of a process that has used torch's thread pool can hang)."""
+    settings = [replace(base, positions=kind, seed=seed) for kind, seed in jobs]
+    if args.jobs == 1:
+        yield from (run_one(one, corpus, eval_length) for one in settings)
+        return
+    with ProcessPoolExecutor(max_workers=args.jobs, mp_context=get_context("spawn")) as pool:
+        futures = [pool.submit(_run_in_worker, one, eval_length, args.threads) for one in settings]
+        yield from (future.result() for future in futures)
 
 
 def summarize(results: dict, bucket: int = 16) -> dict[str, dict[str, list[float]]]:
@@ -114,20 +134,12 @@ def main(argv: list[str] | None = None) -> dict[str, object]:
     corpus = load_course_corpus()
     started = time.perf_counter()
     jobs = [(kind, seed) for kind in args.kinds for seed in args.seeds]
-    with ProcessPoolExecutor(max_workers=args.jobs) as pool:
-        futures = {
-            job: pool.submit(
-                _run_in_worker, replace(base, positions=job[0], seed=job[1]), eval_length, args.threads
-            )
-            for job in jobs
-        }
-        runs: dict[str, dict[str, object]] = {kind: {} for kind in args.kinds}
-        for kind, seed in jobs:
-            run = futures[kind, seed].result()
-            runs[kind][str(seed)] = run
-            beyond = run["per_position"][base.block_size :]
-            print(f"{kind:10s} seed {seed}: {run['steps']} steps in {run['train_wall_s']} s; loss past "
-                  f"the training length {sum(beyond) / len(beyond):.3f}", flush=True)  # fmt: skip
+    runs: dict[str, dict[str, object]] = {kind: {} for kind in args.kinds}
+    for (kind, seed), run in zip(jobs, _train_all(jobs, base, corpus, eval_length, args), strict=True):
+        runs[kind][str(seed)] = run
+        beyond = run["per_position"][base.block_size :]
+        print(f"{kind:10s} seed {seed}: {run['steps']} steps in {run['train_wall_s']} s; loss past "
+              f"the training length {sum(beyond) / len(beyond):.3f}", flush=True)  # fmt: skip
     results = {
         "command": "python -m transformer_course.position_study "
         + " ".join(argv if argv is not None else sys.argv[1:]),

@@ -97,6 +97,9 @@ def test_rotary_scores_depend_on_the_offset_only():
     assert np.allclose(np.diagonal(scores, 3), scores[0, 3], atol=1e-5)
     widget = RotaryScores(d_head=8, length=24)
     assert widget.diagonal_spread() < 1e-4
+    assert "d_head = 8 and base 10000, scores with the same offset n − m agree to within <b>1e-04" in (
+        widget.readout.value
+    ), "the readout states a bound, so the committed notebook is the same on every machine"
     before_text, before_plot = widget.readout.value, widget.plot.value
     widget.d_head.value = 32
     assert widget.query.shape == (32,)

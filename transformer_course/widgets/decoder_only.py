@@ -33,6 +33,8 @@ _WIDE = {"description_width": "initial"}
 # Inline code takes the colours of the widget around it: the book's dark theme would otherwise
 # paint light code text onto the light card it shows widgets on, where it cannot be read.
 _INHERIT = "color:inherit;background:transparent;"
+# Rotary scores with one offset agree up to float32 rounding, far below this.
+SPREAD_BOUND = 1e-4
 
 
 def knob_values(top_k: int, top_p: float, vocab_size: int) -> tuple[int | None, float | None]:
@@ -276,10 +278,16 @@ class RotaryScores(ShowsView):
         scores = self.scores()
         m = self.first.value
         spread = self.diagonal_spread()
+        # A bound, not the raw round-off, so the committed output is the same on every machine.
+        agreement = (
+            f"agree to within <b>{SPREAD_BOUND:.0e}</b> (rounding)"
+            if spread < SPREAD_BOUND
+            else f"differ by up to <b>{spread:.1e}</b>"
+        )
         self.readout.value = (
-            f"Scores with the same offset n − m differ by at most <b>{spread:.1e}</b> (rounding): "
-            f"the score depends on the offset only. The row of m = {m} is the same curve as the "
-            "row of m = 0, shifted."
+            f"With d_head = {self.d_head.value} and base {self.base.value:g}, scores with the same "
+            f"offset n − m {agreement}: the score depends on the offset only. The row of m = {m} is "
+            "the same curve as the row of m = 0, shifted."
         )
         fig = new_figure(8.0, 3.3)
         left, right = fig.subplots(1, 2)
