@@ -10,17 +10,21 @@ from lesson_header import MYST_HEADER
 from transformer_course.lm_data import (
     DATA_DIR,
     PROVENANCE_FILE,
+    REGENERATE_COMMAND,
     CharTokenizer,
     all_windows,
     course_text,
     lesson_prose,
     load_course_corpus,
+    main,
     random_blocks,
     split_paragraphs,
+    stale_lessons,
     text_sha256,
     write_snapshot,
 )
 
+REPO = Path(__file__).resolve().parents[1]
 LESSON = (
     MYST_HEADER
     + """
@@ -62,7 +66,7 @@ def test_the_snapshot_keeps_prose_and_drops_code_and_model_answers(tmp_path):
     assert "secret_code" not in text and "Model answer" not in text and "Later" not in text
     assert "Prose the model should read." in text
     provenance = json.loads((tmp_path / "data" / PROVENANCE_FILE).read_text(encoding="utf-8"))
-    assert list(provenance["sources"]) == ["03_a_lesson.md"]
+    assert list(provenance["prose_sha256"]) == ["03_a_lesson.md"]
     assert provenance["sha256"] == text_sha256(text) and provenance["characters"] == len(text)
     again = write_snapshot(lessons, tmp_path / "again")
     assert again.read_bytes() == out.read_bytes(), "the snapshot must be deterministic"
@@ -74,7 +78,42 @@ def test_the_shipped_snapshot_matches_its_provenance_and_leaks_no_model_answer()
     assert provenance["sha256"] == text_sha256(text)
     assert provenance["characters"] == len(text)
     assert "*Model answer.*" not in text and "BEGIN SOLUTION" not in text and "```{code-cell}" not in text
-    assert all(name[:2] < "10" for name in provenance["sources"])
+    assert all(name[:2] < "10" for name in provenance["prose_sha256"])
+
+
+def test_the_shipped_snapshot_is_built_from_the_prose_of_the_lessons_as_they_are():
+    """Lesson 10's GPT reads the prose of lessons 1-9: edit that prose and the snapshot, the GPT
+    and the position study trained on it are stale until regenerated (the checkpoints' own hashes
+    of the snapshot are checked in test_lm_training)."""
+    stale = stale_lessons(REPO / "lessons")
+    assert not stale, (
+        f"the prose of {', '.join(stale)} changed since lesson 10's corpus was built: "
+        f"run `{REGENERATE_COMMAND}` and commit what it writes"
+    )
+
+
+def test_a_prose_edit_makes_the_snapshot_stale_and_a_code_edit_does_not(tmp_path, capsys):
+    lessons = tmp_path / "lessons"
+    lessons.mkdir()
+    source = lessons / "03_a_lesson.md"
+    source.write_text(LESSON, encoding="utf-8")
+    write_snapshot(lessons, tmp_path / "data")
+    assert stale_lessons(lessons, tmp_path / "data") == []
+    main(["--check", "--lessons", str(lessons), "--out", str(tmp_path / "data")])
+    assert "matches the prose" in capsys.readouterr().out
+
+    source.write_text(LESSON.replace("secret_code = 42", "secret_code = 43"), encoding="utf-8")
+    source.write_text(source.read_text().replace("The answer only", "An answer only"), encoding="utf-8")
+    assert stale_lessons(lessons, tmp_path / "data") == [], "code and model answers are not in the snapshot"
+
+    source.write_text(LESSON.replace("Closing prose.", "Closing prose, edited."), encoding="utf-8")
+    assert stale_lessons(lessons, tmp_path / "data") == ["03_a_lesson.md"]
+    (lessons / "04_new.md").write_text(LESSON, encoding="utf-8")
+    assert stale_lessons(lessons, tmp_path / "data") == ["03_a_lesson.md", "04_new.md"]
+    with pytest.raises(SystemExit) as stop:
+        main(["--check", "--lessons", str(lessons), "--out", str(tmp_path / "data")])
+    message = str(stop.value)
+    assert "03_a_lesson.md, 04_new.md" in message and REGENERATE_COMMAND in message and "\n" not in message
 
 
 def test_the_shipped_snapshot_holds_no_model_answer_of_the_current_lessons():
@@ -82,7 +121,7 @@ def test_the_shipped_snapshot_holds_no_model_answer_of_the_current_lessons():
     import jupytext
 
     text = course_text()
-    lessons = sorted(Path(__file__).resolve().parents[1].glob("lessons/0[1-9]_*.md"))
+    lessons = sorted(REPO.glob("lessons/0[1-9]_*.md"))
     assert lessons
     for path in lessons:
         for cell in jupytext.read(path).cells:

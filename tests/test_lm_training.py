@@ -1,6 +1,7 @@
 """Lesson 10's training code: the loss falls, runs are seeded, checkpoints and reports round-trip."""
 
 import json
+from pathlib import Path
 
 import pytest
 import torch
@@ -138,6 +139,30 @@ def test_position_study_writes_one_curve_per_kind_and_seed(tmp_path):
         position_study.summarize(results, bucket=7)
 
 
+def test_position_study_gives_the_same_curves_whether_models_train_one_or_two_at_a_time(tmp_path):
+    """``--jobs 2`` (what scripts/regenerate_gpt.sh runs) must not change a single loss."""
+    common = [
+        "--preset",
+        "tiny",
+        "--seeds",
+        "0",
+        "1",
+        "--kinds",
+        "rope",
+        "--max-steps",
+        "3",
+        "--threads",
+        "1",
+    ]
+    alone = position_study.main(["--out", str(tmp_path / "one.json"), *common])
+    parallel = position_study.main(["--out", str(tmp_path / "two.json"), "--jobs", "2", *common])
+    assert parallel["jobs"] == 2
+    for seed in ("0", "1"):
+        assert parallel["runs"]["rope"][seed]["per_position"] == alone["runs"]["rope"][seed]["per_position"]
+    with pytest.raises(SystemExit):
+        position_study.main(["--out", str(tmp_path / "x.json"), "--jobs", "0", *common])
+
+
 def test_the_shipped_checkpoint_was_trained_on_the_shipped_text():
     trained = load_gpt(shipped_gpt_file("gpt_cpu.pt"))
     report = json.loads(shipped_gpt_file("gpt_cpu.json").read_text(encoding="utf-8"))
@@ -150,6 +175,29 @@ def test_the_shipped_checkpoint_was_trained_on_the_shipped_text():
     assert loss < report["final_valid_loss"] + 0.5
     study = json.loads(shipped_gpt_file("gpt_positions.json").read_text(encoding="utf-8"))
     assert study["text_sha256"] == corpus.sha256 and len(study["seeds"]) >= 3
+
+
+def test_lesson_10s_committed_outputs_come_from_the_shipped_checkpoint_and_study():
+    """Retraining without regenerating lesson 10 would leave the book printing the old run's numbers
+    (`python -m course_build --check` compares cells, not outputs)."""
+    solution = Path(__file__).resolve().parents[1] / "solutions" / "10_decoder_only.ipynb"
+    outputs = "".join(
+        "".join(item.get("text", ""))  # a stream's text: a string or a list of lines
+        for cell in json.loads(solution.read_text(encoding="utf-8"))["cells"]
+        for item in cell.get("outputs", [])
+    )
+    report = json.loads(shipped_gpt_file("gpt_cpu.json").read_text(encoding="utf-8"))
+    study = json.loads(shipped_gpt_file("gpt_positions.json").read_text(encoding="utf-8"))
+    for printed in (
+        f"command:    {report['command']}",
+        f"validation {report['final_valid_loss']:.3f} nats per character",
+        f"command:  {study['command']}",
+        f"{study['wall_s'] / 60:.0f} min in all",
+    ):
+        assert printed in outputs, (
+            f"lesson 10 does not print {printed!r} from the shipped reports: "
+            "run `python -m course_build --lesson 10_decoder_only`"
+        )
 
 
 def test_run_summary_reports_a_run_under_the_training_reports_keys():

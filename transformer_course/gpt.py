@@ -10,7 +10,8 @@ W^O), :class:`~transformer_course.model.FeedForward` and
 * a choice of **positions**: rotary (``"rope"``, the default), the paper's sinusoids added to the
   embeddings, a learned table, or none;
 * a **KV cache**: during generation each layer keeps the keys and values of the tokens already
-  seen, so a new token costs one position's work instead of recomputing the whole prefix;
+  seen, so a new token's projections and feed-forward network cost one position's work and its
+  attention reads the t cached keys, O(d² + t·d) per layer, instead of recomputing the whole prefix;
 * **sampling** knobs (temperature, top-k, top-p) in :func:`_next_token_probabilities`.
 
 Everything here is PyTorch; lesson 10 asks students for NumPy versions of the sampling rule,

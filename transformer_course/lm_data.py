@@ -9,8 +9,14 @@ deterministically from the lesson sources by
 It keeps the explanations only: no code cells, no quiz, and no model answers of written
 exercises (those are for instructors). A snapshot, rather than reading ``lessons/`` at run time,
 because the package must work without a checkout (Colab) and the shipped checkpoint must stay
-trained on exactly the text it ships with; ``course_prose.json`` beside it records the sources'
-hashes and the text's own.
+trained on exactly the text it ships with; ``course_prose.json`` beside it records, for each
+lesson, the hash of the prose taken from it, and the text's own hash.
+
+The snapshot goes stale whenever a lesson's prose changes: ``python -m transformer_course.lm_data
+--check`` (and a fast test) says which lessons changed, and ``bash scripts/regenerate_gpt.sh``
+rebuilds the snapshot, retrains the GPT and the position study on it and regenerates lesson 10.
+Only the prose counts: editing a lesson's code, tests or model answers leaves the snapshot valid,
+so those edits cost no retraining.
 
 Characters are the tokens: the vocabulary is every character of the snapshot, sorted, plus id 0
 for any character outside it. Paragraphs (blocks between blank lines) are split into training
@@ -33,6 +39,8 @@ PROSE_FILE = "course_prose.txt"
 PROVENANCE_FILE = "course_prose.json"
 VALIDATION_EVERY = 10
 UNKNOWN_CHARACTER = "\ufffd"
+# Rebuilds the snapshot and everything trained on it (the GPT, the position study, lesson 10).
+REGENERATE_COMMAND = "bash scripts/regenerate_gpt.sh"
 
 
 # --------------------------------------------------------------------------------------------
@@ -67,6 +75,14 @@ def prose_sources(lessons_dir: Path, before: int = 10) -> list[Path]:
     return sources
 
 
+def prose_hashes(lessons_dir: Path, before: int = 10) -> dict[str, str]:
+    """Lesson file name -> sha256 of the prose the snapshot takes from it, in course order."""
+    return {
+        source.name: text_sha256("\n\n".join(lesson_prose(source)))
+        for source in prose_sources(lessons_dir, before)
+    }
+
+
 def write_snapshot(lessons_dir: Path, out_dir: Path, before: int = 10) -> Path:
     """Write ``course_prose.txt`` and its provenance ``course_prose.json`` into ``out_dir``."""
     sources = prose_sources(lessons_dir, before)
@@ -76,8 +92,8 @@ def write_snapshot(lessons_dir: Path, out_dir: Path, before: int = 10) -> Path:
     target = out_dir / PROSE_FILE
     target.write_text(text, encoding="utf-8")
     provenance = {
-        "generated_by": f"python -m transformer_course.lm_data --lessons {lessons_dir} --out {out_dir}",
-        "sources": {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sources},
+        "generated_by": REGENERATE_COMMAND,
+        "prose_sha256": prose_hashes(lessons_dir, before),
         "characters": len(text),
         "sha256": text_sha256(text),
     }
@@ -87,6 +103,19 @@ def write_snapshot(lessons_dir: Path, out_dir: Path, before: int = 10) -> Path:
 
 def text_sha256(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def stale_lessons(lessons_dir: Path, data_dir: Path = DATA_DIR, before: int = 10) -> list[str]:
+    """The lessons whose prose differs from what the snapshot in ``data_dir`` was built from.
+
+    A lesson added since the snapshot, or dropped from ``lessons_dir``, counts as changed.
+    Empty when the snapshot is current.
+    """
+    recorded = json.loads((Path(data_dir) / PROVENANCE_FILE).read_text(encoding="utf-8")).get(
+        "prose_sha256", {}
+    )
+    current = prose_hashes(lessons_dir, before)
+    return sorted(name for name in set(recorded) | set(current) if recorded.get(name) != current.get(name))
 
 
 def course_text() -> str:
@@ -215,7 +244,19 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description="Write the course-prose snapshot lesson 10 trains on.")
     parser.add_argument("--lessons", type=Path, default=Path("lessons"), help="folder of NN_slug.md")
     parser.add_argument("--out", type=Path, default=DATA_DIR, help="folder to write into")
+    parser.add_argument(
+        "--check", action="store_true", help="only say whether the snapshot in --out is current"
+    )
     args = parser.parse_args(argv)
+    if args.check:
+        stale = stale_lessons(args.lessons, args.out)
+        if stale:
+            raise SystemExit(
+                f"the course-prose snapshot is stale: the prose of {', '.join(stale)} changed; "
+                f"run `{REGENERATE_COMMAND}` (snapshot, GPT, position study, lesson 10)"
+            )
+        print(f"the course-prose snapshot in {args.out} matches the prose of {args.lessons}")
+        return
     path = write_snapshot(args.lessons, args.out)
     print(f"wrote {path} ({len(path.read_text(encoding='utf-8')):,} characters)")
 

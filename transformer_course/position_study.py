@@ -1,13 +1,15 @@
 """Train short, test long: how each kind of position copes with texts longer than in training.
 
-    python -m transformer_course.position_study --seeds 0 1 2 \\
+    python -m transformer_course.position_study --seeds 0 1 2 --threads 1 --jobs 2 \\
         --out transformer_course/checkpoints/gpt_positions.json
 
 For every kind of position (rotary, the paper's sinusoids, a learned table, and none at all) and
 every seed, it trains the ``study`` preset's small GPT on windows of ``block_size`` characters of
 the course's prose, then measures the loss at every position of windows four times as long from
 the validation text. Lesson 10 plots the JSON it writes (mean and range over the seeds): too slow
-to run live (about a minute per model on a 2-core CPU).
+to run live (about a minute per model on a 2-core CPU). ``--jobs N`` trains N models at once, each
+in its own process on ``--threads`` threads; every model is seeded by its own settings, so the
+results do not depend on how many run at once.
 
 A learned table has rows for all the evaluated positions, but only the first ``block_size`` of
 them were ever trained; the others keep their random initial values. That is what a learned
@@ -20,15 +22,18 @@ import argparse
 import json
 import sys
 import time
+from collections.abc import Iterator
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, replace
 from itertools import pairwise
+from multiprocessing import get_context
 from pathlib import Path
 
 import torch
 
 from transformer_course.devices import hardware_description
 from transformer_course.gpt import POSITION_KINDS
-from transformer_course.lm_data import load_course_corpus
+from transformer_course.lm_data import CharCorpus, load_course_corpus
 from transformer_course.lm_training import LMSettings, LMTrainer, lm_preset, loss_by_position
 
 EVAL_FACTOR = 4
@@ -46,6 +51,31 @@ def run_one(settings: LMSettings, corpus, eval_length: int) -> dict[str, object]
         "final_train_loss": round(trainer.state.log[-1].train_loss, 4),
         "per_position": [round(float(v), 4) for v in per_position],
     }
+
+
+def _run_in_worker(settings: LMSettings, eval_length: int, threads: int | None) -> dict[str, object]:
+    """``run_one`` in a worker process, which loads the shipped corpus itself."""
+    if threads is not None:
+        torch.set_num_threads(threads)
+    return run_one(settings, load_course_corpus(), eval_length)
+
+
+def _train_all(
+    jobs: list[tuple[str, int]],
+    base: LMSettings,
+    corpus: CharCorpus,
+    eval_length: int,
+    args: argparse.Namespace,
+) -> Iterator[dict]:
+    """Each (kind, seed) job's run, in order: here, or ``args.jobs`` at a time in fresh processes
+    ("spawn": a forked copy of a process that has used torch's thread pool can hang)."""
+    settings = [replace(base, positions=kind, seed=seed) for kind, seed in jobs]
+    if args.jobs == 1:
+        yield from (run_one(one, corpus, eval_length) for one in settings)
+        return
+    with ProcessPoolExecutor(max_workers=args.jobs, mp_context=get_context("spawn")) as pool:
+        futures = [pool.submit(_run_in_worker, one, eval_length, args.threads) for one in settings]
+        yield from (future.result() for future in futures)
 
 
 def summarize(results: dict, bucket: int = 16) -> dict[str, dict[str, list[float]]]:
@@ -90,8 +120,11 @@ def main(argv: list[str] | None = None) -> dict[str, object]:
     parser.add_argument("--kinds", nargs="+", choices=POSITION_KINDS, default=list(POSITION_KINDS))
     parser.add_argument("--preset", default="study", help="training preset (default: study)")
     parser.add_argument("--max-steps", type=int, default=None)
-    parser.add_argument("--threads", type=int, default=None, help="CPU threads for torch")
+    parser.add_argument("--threads", type=int, default=None, help="CPU threads for torch, per model")
+    parser.add_argument("--jobs", type=int, default=1, help="models trained at once, one process each")
     args = parser.parse_args(argv)
+    if args.jobs < 1:
+        parser.error(f"--jobs must be at least 1, got {args.jobs}")
     if args.threads is not None:
         torch.set_num_threads(args.threads)
     overrides = {} if args.max_steps is None else {"max_steps": args.max_steps}
@@ -100,20 +133,19 @@ def main(argv: list[str] | None = None) -> dict[str, object]:
     base = replace(base, max_len=max(base.max_len, eval_length))
     corpus = load_course_corpus()
     started = time.perf_counter()
-    runs: dict[str, dict[str, object]] = {}
-    for kind in args.kinds:
-        runs[kind] = {}
-        for seed in args.seeds:
-            run = run_one(replace(base, positions=kind, seed=seed), corpus, eval_length)
-            runs[kind][str(seed)] = run
-            beyond = run["per_position"][base.block_size :]
-            print(f"{kind:10s} seed {seed}: {run['steps']} steps in {run['train_wall_s']} s; loss past "
-                  f"the training length {sum(beyond) / len(beyond):.3f}", flush=True)  # fmt: skip
+    jobs = [(kind, seed) for kind in args.kinds for seed in args.seeds]
+    runs: dict[str, dict[str, object]] = {kind: {} for kind in args.kinds}
+    for (kind, seed), run in zip(jobs, _train_all(jobs, base, corpus, eval_length, args), strict=True):
+        runs[kind][str(seed)] = run
+        beyond = run["per_position"][base.block_size :]
+        print(f"{kind:10s} seed {seed}: {run['steps']} steps in {run['train_wall_s']} s; loss past "
+              f"the training length {sum(beyond) / len(beyond):.3f}", flush=True)  # fmt: skip
     results = {
         "command": "python -m transformer_course.position_study "
         + " ".join(argv if argv is not None else sys.argv[1:]),
         "hardware": hardware_description(torch.device("cpu")),
         "threads": torch.get_num_threads(),
+        "jobs": args.jobs,
         "torch": torch.__version__,
         "settings": asdict(base),
         "text_sha256": corpus.sha256,

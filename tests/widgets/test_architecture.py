@@ -11,9 +11,11 @@ import torch
 from transformer_course.model import Transformer, TransformerConfig
 from transformer_course.widgets.architecture import (
     BLOCKS,
+    GPT_BLOCKS,
     PARTS,
     ArchitectureExplorer,
     architecture_svg,
+    gpt_block_svg,
     measure_shapes,
     write_course_map,
 )
@@ -106,3 +108,23 @@ def test_choosing_a_part_changes_picture_and_panel(small_model):
     assert 'class="k-ffn hl"' in shown and 'class="k-attention hl"' not in shown
     with pytest.raises(ValueError, match="unknown part"):
         ArchitectureExplorer(*small_model, part="nothing")
+
+
+def test_gpt_drawing_is_the_decoder_without_cross_attention_with_every_block_and_its_lesson():
+    svg = gpt_block_svg()
+    assert svg == gpt_block_svg(), (
+        "the same call must give the same bytes (lesson 10's outputs are committed)"
+    )
+    root = ET.fromstring(svg)
+    groups = {g.get("id"): g for g in root.iter(f"{SVG}g")}
+    assert set(GPT_BLOCKS) <= set(groups)
+    for key, block in GPT_BLOCKS.items():
+        texts = [t.text for t in groups[key].iter(f"{SVG}text")]
+        assert block.label in texts and "L" + "·".join(str(n) for n in block.lessons) in texts
+    labels = [block.label for block in GPT_BLOCKS.values()]
+    assert not any("Encoder" in label or "cross" in label.lower() for label in labels)
+    assert labels.count("Layer norm") == 2 and "Final layer norm" in labels, (
+        "pre-norm: two norms per block, one at the end"
+    )
+    assert svg.count("<circle") == 2, "one residual sum after each sub-layer"
+    assert "prefers-color-scheme" not in svg and "prefers-color-scheme" in gpt_block_svg(adaptive=True)

@@ -24,9 +24,14 @@ def _tiny_model(vocab_size: int, max_len: int = 64) -> GPT:
     return GPT(config).eval()
 
 
-def test_knob_values_treat_zero_and_one_as_off():
-    assert knob_values(0, 1.0) == (None, None)
-    assert knob_values(3, 0.5) == (3, 0.5)
+def test_the_sliders_top_ends_keep_every_token_as_the_exercises_none_does():
+    assert knob_values(10, 1.0, vocab_size=10) == (None, None)
+    assert knob_values(3, 0.5, vocab_size=10) == (3, 0.5)
+    knobs = SamplingKnobs(np.log([0.5, 0.3, 0.15, 0.05]), ["a", "b", "c", "d"], top_p=0.5)
+    assert (knobs.top_k.min, knobs.top_k.value, knobs.top_k.max) == (1, 4, 4), "None: the slider at V"
+    assert "4: all" in knobs.top_k.description and "1: all" in knobs.top_p.description
+    with pytest.raises(ValueError, match="top_k must be None or between 1"):
+        SamplingKnobs(np.zeros(4), ["a", "b", "c", "d"], top_k=0)
 
 
 def test_sampling_knobs_report_what_they_keep_and_drop():
@@ -35,6 +40,9 @@ def test_sampling_knobs_report_what_they_keep_and_drop():
     tempered, final = knobs.distributions()
     assert np.allclose(tempered, [0.5, 0.3, 0.15, 0.05]) and np.allclose(final, tempered)
     assert "drops <b>0.0%" in knobs.readout.value
+    assert (
+        "Most likely: <code style='color:inherit;background:transparent;'>a</code>" in knobs.readout.value
+    ), "the readout's code must take the widget's colours, or the dark theme hides it on the light card"
     before = knobs.plot.value
     knobs.top_p.value = 0.7  # keeps 0.5 + 0.3
     assert knobs.dropped_mass() == pytest.approx(0.2)
@@ -43,7 +51,7 @@ def test_sampling_knobs_report_what_they_keep_and_drop():
     knobs.top_p.value = 1.0
     knobs.top_k.value = 1
     assert np.allclose(knobs.distributions()[1], [1, 0, 0, 0])
-    knobs.top_k.value = 0
+    knobs.top_k.value = 4
     knobs.temperature.value = 2.0
     assert np.allclose(knobs.distributions()[0], _next_token_probabilities(torch.tensor(logits), 2.0).numpy())
 
@@ -89,6 +97,9 @@ def test_rotary_scores_depend_on_the_offset_only():
     assert np.allclose(np.diagonal(scores, 3), scores[0, 3], atol=1e-5)
     widget = RotaryScores(d_head=8, length=24)
     assert widget.diagonal_spread() < 1e-4
+    assert "d_head = 8 and base 10000, scores with the same offset n − m agree to within <b>1e-04" in (
+        widget.readout.value
+    ), "the readout states a bound, so the committed notebook is the same on every machine"
     before_text, before_plot = widget.readout.value, widget.plot.value
     widget.d_head.value = 32
     assert widget.query.shape == (32,)

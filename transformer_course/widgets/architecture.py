@@ -6,6 +6,7 @@
   always gives the same bytes; its colours follow the reader's light or dark scheme.
 * ``python -m transformer_course.widgets.architecture PATH`` writes the course map (the drawing
   with its legend) that the book's introduction shows.
+* :func:`gpt_block_svg` draws lesson 10's decoder-only model the same way.
 * :class:`ArchitectureExplorer` (lesson 8): pick a part of the model to see it highlighted, the
   shapes it takes and gives (measured with forward hooks on a real model), its lesson and its code.
 """
@@ -243,6 +244,32 @@ def _wires() -> list[str]:
     return wires
 
 
+def _svg_start(width: int, height: int, heading: str, adaptive: bool) -> list[str]:
+    """The opening of a drawing: root element, title, style sheet, arrow head, card and heading."""
+    style = _STYLE % {"kinds_light": _kind_css(0)}
+    if adaptive:
+        style += _DARK_STYLE % {"kinds_dark": _kind_css(1)}
+    return [
+        f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {height}" width="{width}" '
+        f'height="{height}" role="img" aria-labelledby="arch-title">',
+        f'<title id="arch-title">{escape(heading)}</title>',
+        f"<style>{style}</style>",
+        '<defs><marker id="arrow" viewBox="0 0 8 8" refX="7.5" refY="4" markerWidth="7" '
+        'markerHeight="7" orient="auto-start-reverse">'
+        '<path class="head" d="M0,0 L8,4 L0,8 z"/></marker></defs>',
+        f'<rect class="bg" x="0.5" y="0.5" width="{width - 1}" height="{height - 1}" rx="10"/>',
+        f'<text class="title" x="20" y="28">{escape(heading)}</text>',
+    ]
+
+
+def _plus(x: float, y: float) -> str:
+    """The circled "+" where two wires are summed."""
+    return (
+        f'<circle class="frame" style="stroke-dasharray:none" cx="{_fmt(x)}" cy="{_fmt(y)}" r="10"/>'
+        f'<text class="txt" x="{_fmt(x)}" y="{_fmt(y + 5)}" text-anchor="middle">+</text>'
+    )
+
+
 def architecture_svg(
     highlight: Iterable[str] = (), legend: bool = False, title: str | None = None, adaptive: bool = True
 ) -> str:
@@ -255,21 +282,8 @@ def architecture_svg(
     if unknown:
         raise ValueError(f"unknown blocks {sorted(unknown)}; choose from {sorted(BLOCKS)}")
     height = MAP_HEIGHT if legend else HEIGHT
-    style = _STYLE % {"kinds_light": _kind_css(0)}
-    if adaptive:
-        style += _DARK_STYLE % {"kinds_dark": _kind_css(1)}
     heading = title or "The Transformer: encoder (left) and decoder (right)"
-    parts = [
-        f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {WIDTH} {height}" width="{WIDTH}" '
-        f'height="{height}" role="img" aria-labelledby="arch-title">',
-        f'<title id="arch-title">{escape(heading)}</title>',
-        f"<style>{style}</style>",
-        '<defs><marker id="arrow" viewBox="0 0 8 8" refX="7.5" refY="4" markerWidth="7" '
-        'markerHeight="7" orient="auto-start-reverse">'
-        '<path class="head" d="M0,0 L8,4 L0,8 z"/></marker></defs>',
-        f'<rect class="bg" x="0.5" y="0.5" width="{WIDTH - 1}" height="{height - 1}" rx="10"/>',
-        f'<text class="title" x="20" y="28">{escape(heading)}</text>',
-    ]
+    parts = _svg_start(WIDTH, height, heading, adaptive)
     for x, top, label, lesson, side_x, anchor in (
         (_ENC_X, _ENC_TOP, "Encoder layer", 7, _ENC_X - 8, "end"),
         (_DEC_X, _DEC_TOP, "Decoder layer", 8, _DEC_X + _COL_W + 8, "start"),
@@ -284,12 +298,7 @@ def architecture_svg(
         )
     parts.extend(_wires())
     enc_x, dec_x = BLOCKS["enc_self_attention"].center_x, BLOCKS["dec_self_attention"].center_x
-    for x in (enc_x, dec_x):
-        parts.append(
-            f'<circle class="frame" style="stroke-dasharray:none" cx="{_fmt(x)}" '
-            f'cy="{_fmt(_PLUS_Y)}" r="10"/>'
-            f'<text class="txt" x="{_fmt(x)}" y="{_fmt(_PLUS_Y + 5)}" text-anchor="middle">+</text>'
-        )
+    parts += [_plus(x, _PLUS_Y) for x in (enc_x, dec_x)]
     for key, block in BLOCKS.items():
         parts.append(_block(key, block, key in chosen, bool(chosen) and key not in chosen))
     memory_x = _MEMORY_X
@@ -337,6 +346,98 @@ def write_course_map(path: Path) -> None:
     path.write_text(
         architecture_svg(legend=True, title="The Transformer, and the lesson that builds each part"), "utf-8"
     )
+
+
+# Lesson 10's decoder-only block, as the course's GPT builds it (pre-norm, as GPT-2): one column.
+GPT_WIDTH, GPT_HEIGHT = 560, 808
+_GPT_X, _GPT_BOX_W = 280.0, 210.0  # the column's centre and the boxes' width
+_GPT_FRAME_X, _GPT_FRAME_W, _GPT_FRAME_TOP, _GPT_FRAME_BOTTOM = 140.0, 280.0, 245.0, 605.0
+_GPT_SIDE_X = _GPT_FRAME_X + _GPT_FRAME_W - 12  # where the residual wires run
+_GPT_PLUS_Y = (440.0, 275.0)  # the two residual sums
+
+
+def _gpt_block(label: str, kind: str, lessons: tuple[int, ...], y: float) -> Block:
+    return Block(label, kind, lessons, _GPT_X - _GPT_BOX_W / 2, y, _GPT_BOX_W)
+
+
+GPT_BLOCKS: dict[str, Block] = {
+    "embedding": _gpt_block("Token embedding × √d_model", "embed", (8,), 625),
+    "norm1": _gpt_block("Layer norm", "norm", (6,), 535),
+    "self_attention": _gpt_block("Masked self-attention", "attention", (3, 4, 10), 470),
+    "norm2": _gpt_block("Layer norm", "norm", (6,), 370),
+    "ffn": _gpt_block("Feed-forward", "ffn", (6,), 305),
+    "final_norm": _gpt_block("Final layer norm", "norm", (10,), 180),
+    "output_linear": _gpt_block("Linear (tied weights)", "output", (8,), 125),
+    "softmax": _gpt_block("Softmax", "output", (3,), 70),
+}
+
+GPT_BLOCK_ALT = (
+    "The decoder-only GPT drawn in the course map's style: token embeddings, then N blocks of "
+    "layer norm, masked self-attention with rotary positions on queries and keys, a residual sum, "
+    "layer norm, feed-forward and a second residual sum, then a final layer norm, a linear layer "
+    "tied to the embedding and a softmax giving next-token probabilities; each block names its lesson"
+)
+
+
+def gpt_block_svg(adaptive: bool = False) -> str:
+    """Lesson 10's drawing of the decoder-only model (the course's GPT) as an SVG document.
+
+    Drawn like the course map, so the two read side by side: the decoder layer of the map without
+    its cross-attention, with layer norm moved before each sub-layer (pre-norm, the residual wire
+    carries ``x`` itself past it) and one final layer norm. ``adaptive`` as in :func:`architecture_svg`.
+    """
+    b = GPT_BLOCKS
+    x, side = _GPT_X, _GPT_SIDE_X
+    plus_attention, plus_ffn = _GPT_PLUS_Y
+    parts = _svg_start(GPT_WIDTH, GPT_HEIGHT, "A GPT: the decoder-only Transformer, pre-norm", adaptive)
+    parts.append(
+        f'<rect class="frame" x="{_fmt(_GPT_FRAME_X)}" y="{_fmt(_GPT_FRAME_TOP)}" '
+        f'width="{_fmt(_GPT_FRAME_W)}" '
+        f'height="{_fmt(_GPT_FRAME_BOTTOM - _GPT_FRAME_TOP)}" rx="12"/>'
+        f'<text class="small" x="{_fmt(_GPT_FRAME_X + 12)}" y="{_fmt(_GPT_FRAME_TOP + 20)}">GPT block</text>'
+        f"{_badge((10,), 'frame', _GPT_FRAME_X + _GPT_FRAME_W - 10, _GPT_FRAME_TOP + 14)}"
+        f'<text class="title" x="{_fmt(_GPT_FRAME_X + _GPT_FRAME_W + 8)}" '
+        f'y="{_fmt((_GPT_FRAME_TOP + _GPT_FRAME_BOTTOM) / 2)}">×N</text>'
+    )
+    parts += [
+        _arrow([(x, 725), (x, b["embedding"].bottom)]),
+        _arrow([(x, b["embedding"].y), (x, b["norm1"].bottom)]),
+        _arrow([(x, b["norm1"].y), (x, b["self_attention"].bottom)]),
+        _arrow([(x, b["self_attention"].y), (x, plus_attention + 10)]),
+        _arrow([(x, plus_attention - 10), (x, b["norm2"].bottom)]),
+        _arrow([(x, b["norm2"].y), (x, b["ffn"].bottom)]),
+        _arrow([(x, b["ffn"].y), (x, plus_ffn + 10)]),
+        _arrow([(x, plus_ffn - 10), (x, b["final_norm"].bottom)]),
+        _arrow([(x, b["final_norm"].y), (x, b["output_linear"].bottom)]),
+        _arrow([(x, b["output_linear"].y), (x, b["softmax"].bottom)]),
+        _arrow([(x, b["softmax"].y), (x, 46)]),
+    ]
+    # Pre-norm residuals: each leaves the main wire below its layer norm and joins the sum above
+    # its sub-layer, so the un-normalized x runs the whole height of the stack.
+    for branch_y, plus_y in (
+        ((_GPT_FRAME_BOTTOM + b["norm1"].bottom) / 2, plus_attention),
+        ((plus_attention - 10 + b["norm2"].bottom) / 2, plus_ffn),
+    ):
+        parts.append(_arrow([(x, branch_y), (side, branch_y), (side, plus_y), (x + 10, plus_y)]))
+    parts += [_plus(x, y) for y in _GPT_PLUS_Y]
+    parts += [_block(key, block, False, False) for key, block in b.items()]
+    attention = b["self_attention"]
+    parts += [
+        _caption(_GPT_FRAME_X - 8, attention.center_y - 4, "rotary positions:", "end"),
+        _caption(_GPT_FRAME_X - 8, attention.center_y + 12, "q and k turned", "end"),
+        _caption(_GPT_FRAME_X - 8, attention.center_y + 28, "by position", "end"),
+        _caption(x, 742, "any text, as token ids", "middle"),
+        _caption(x + 10, 58, "next-token probabilities at every position"),
+        _caption(20, 766, "Pre-norm: each sub-layer reads a normalized copy of x and adds its output to x;"),
+        _caption(20, 782, "the residual wire carries x itself past the norms. Lesson 8's decoder layer"),
+        _caption(
+            20,
+            798,
+            "without cross-attention, its norms moved before the sub-layers, plus one at the end.",
+        ),
+    ]
+    parts.append("</svg>")
+    return "\n".join(parts) + "\n"
 
 
 @dataclass(frozen=True)

@@ -30,11 +30,31 @@ from transformer_course.widgets.figures import figure_to_html, new_figure
 
 # Show the whole label: ipywidgets cuts descriptions longer than about ten characters.
 _WIDE = {"description_width": "initial"}
+# Inline code takes the colours of the widget around it: the book's dark theme would otherwise
+# paint light code text onto the light card it shows widgets on, where it cannot be read.
+_INHERIT = "color:inherit;background:transparent;"
+# Rotary scores with one offset agree up to float32 rounding, far below this.
+SPREAD_BOUND = 1e-4
 
 
-def knob_values(top_k: int, top_p: float) -> tuple[int | None, float | None]:
-    """Slider values to knob values: top-k 0 and top-p 1 mean "off"."""
-    return (None if top_k == 0 else top_k), (None if top_p >= 1.0 else top_p)
+def knob_values(top_k: int, top_p: float, vocab_size: int) -> tuple[int | None, float | None]:
+    """Slider values to knob values. The sliders' top ends, top-k = V and top-p = 1, keep every
+    token: the lesson's exercise spells that ``None`` (and refuses ``top_k = 0``), so they become
+    ``None`` here too, which also keeps a rounding error from dropping a token at top-p = 1."""
+    return (None if top_k >= vocab_size else top_k), (None if top_p >= 1.0 else top_p)
+
+
+def _top_k_slider(top_k: int | None, vocab_size: int) -> widgets.IntSlider:
+    """Top-k from 1 (greedy) to the vocabulary size (every token kept, the exercise's ``None``)."""
+    if top_k is not None and not 1 <= top_k <= vocab_size:
+        raise ValueError(f"top_k must be None or between 1 and the vocabulary size {vocab_size}, got {top_k}")
+    return widgets.IntSlider(
+        value=vocab_size if top_k is None else top_k,
+        min=1,
+        max=vocab_size,
+        description=f"top-k ({vocab_size}: all)",
+        style=_WIDE,
+    )
 
 
 class SamplingKnobs(ShowsView):
@@ -45,7 +65,7 @@ class SamplingKnobs(ShowsView):
         logits: np.ndarray | torch.Tensor,
         labels: list[str],
         temperature: float = 1.0,
-        top_k: int = 0,
+        top_k: int | None = None,
         top_p: float = 1.0,
         shown: int = 20,
         title: str = "next-token distribution",
@@ -66,11 +86,9 @@ class SamplingKnobs(ShowsView):
         self.temperature = widgets.FloatSlider(
             value=temperature, min=0.0, max=2.0, step=0.05, description="temperature", style=_WIDE
         )
-        self.top_k = widgets.IntSlider(
-            value=top_k, min=0, max=vocab, description="top-k (0: off)", style=_WIDE
-        )
+        self.top_k = _top_k_slider(top_k, vocab)
         self.top_p = widgets.FloatSlider(
-            value=top_p, min=0.05, max=1.0, step=0.05, description="top-p (1: off)", style=_WIDE
+            value=top_p, min=0.05, max=1.0, step=0.05, description="top-p (1: all)", style=_WIDE
         )
         self.readout = widgets.HTML()
         self.plot = widgets.HTML()
@@ -83,7 +101,7 @@ class SamplingKnobs(ShowsView):
 
     def distributions(self) -> tuple[np.ndarray, np.ndarray]:
         """(after temperature only, after all three knobs), each summing to 1."""
-        top_k, top_p = knob_values(self.top_k.value, self.top_p.value)
+        top_k, top_p = knob_values(self.top_k.value, self.top_p.value, len(self.labels))
         tempered = _next_token_probabilities(self.logits, self.temperature.value)
         final = _next_token_probabilities(self.logits, self.temperature.value, top_k, top_p)
         return tempered.numpy(), final.numpy()
@@ -104,7 +122,7 @@ class SamplingKnobs(ShowsView):
         self.readout.value = (
             f"Keeps <b>{int(kept.sum())}</b> of {len(final)} tokens and drops <b>{dropped:.1%}</b> of the "
             f"probability mass; the kept tokens are renormalized to sum to 1. Most likely: "
-            f"<code>{escape(self.labels[best])}</code> with {final[best]:.1%}."
+            f"<code style='{_INHERIT}'>{escape(self.labels[best])}</code> with {final[best]:.1%}."
         )
         order = np.argsort(-self.logits.numpy(), kind="stable")[: self.shown]
         x = np.arange(len(order))
@@ -135,7 +153,7 @@ class TextGenerator(ShowsView):
         prompt: str = "The decoder ",
         length: int = 160,
         temperature: float = 0.8,
-        top_k: int = 0,
+        top_k: int | None = None,
         top_p: float = 1.0,
         seed: int = 0,
     ) -> None:
@@ -146,11 +164,9 @@ class TextGenerator(ShowsView):
         self.temperature = widgets.FloatSlider(
             value=temperature, min=0.0, max=2.0, step=0.05, description="temperature", style=_WIDE
         )
-        self.top_k = widgets.IntSlider(
-            value=top_k, min=0, max=tokenizer.vocab_size, description="top-k (0: off)", style=_WIDE
-        )
+        self.top_k = _top_k_slider(top_k, tokenizer.vocab_size)
         self.top_p = widgets.FloatSlider(
-            value=top_p, min=0.05, max=1.0, step=0.05, description="top-p (1: off)", style=_WIDE
+            value=top_p, min=0.05, max=1.0, step=0.05, description="top-p (1: all)", style=_WIDE
         )
         self.seed = widgets.IntText(value=seed, description="seed", style=_WIDE)
         self.button = widgets.Button(description="Generate", button_style="primary")
@@ -174,7 +190,7 @@ class TextGenerator(ShowsView):
         room = self.max_len - len(prompt_ids)
         if room < 1:
             raise ValueError(f"the prompt is longer than the model's context of {self.max_len} characters")
-        top_k, top_p = knob_values(self.top_k.value, self.top_p.value)
+        top_k, top_p = knob_values(self.top_k.value, self.top_p.value, self.tokenizer.vocab_size)
         new = self.model.generate(
             prompt_ids,
             min(self.length.value, room),
@@ -262,10 +278,16 @@ class RotaryScores(ShowsView):
         scores = self.scores()
         m = self.first.value
         spread = self.diagonal_spread()
+        # A bound, not the raw round-off, so the committed output is the same on every machine.
+        agreement = (
+            f"agree to within <b>{SPREAD_BOUND:.0e}</b> (rounding)"
+            if spread < SPREAD_BOUND
+            else f"differ by up to <b>{spread:.1e}</b>"
+        )
         self.readout.value = (
-            f"Scores with the same offset n − m differ by at most <b>{spread:.1e}</b> (rounding): "
-            f"the score depends on the offset only. The row of m = {m} is the same curve as the "
-            "row of m = 0, shifted."
+            f"With d_head = {self.d_head.value} and base {self.base.value:g}, scores with the same "
+            f"offset n − m {agreement}: the score depends on the offset only. The row of m = {m} is "
+            "the same curve as the row of m = 0, shifted."
         )
         fig = new_figure(8.0, 3.3)
         left, right = fig.subplots(1, 2)
