@@ -3,6 +3,7 @@
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 import torch
 
@@ -198,6 +199,24 @@ def test_lesson_10s_committed_outputs_come_from_the_shipped_checkpoint_and_study
             f"lesson 10 does not print {printed!r} from the shipped reports: "
             "run `python -m course_build --lesson 10_decoder_only`"
         )
+
+
+def test_the_shipped_position_study_shows_what_lesson_10_says_it_shows():
+    """Lesson 10's prose reads the study (which kind is lowest where); a retrain on a new snapshot
+    that changes an ordering must change the prose too."""
+    study = json.loads(shipped_gpt_file("gpt_positions.json").read_text(encoding="utf-8"))
+    means = position_study.range_means(study)
+    mean = {
+        kind: {span: float(np.mean(losses)) for span, losses in row.items()} for kind, row in means.items()
+    }
+    inside, next_64, far = list(next(iter(mean.values())))
+    assert sorted(mean, key=lambda kind: mean[kind][inside]) == ["rope", "sinusoidal", "learned", "none"]
+    for kind in ("sinusoidal", "learned"):  # they break down at once, above the model without positions
+        assert mean[kind][next_64] > mean["none"][next_64] > mean["rope"][next_64]
+    # over the far positions the rotary model is worse, in every seed, than the sinusoidal and the
+    # learned model in theirs, and the model without positions is the best
+    assert min(means["rope"][far]) > max(max(means["sinusoidal"][far]), max(means["learned"][far]))
+    assert min(mean, key=lambda kind: mean[kind][far]) == "none"
 
 
 def test_run_summary_reports_a_run_under_the_training_reports_keys():

@@ -11,8 +11,6 @@ from transformer_course.roundoff import below
 
 # A printed value this small (2.2e-16, not a bound such as 1e-12) can only be rounding error.
 ROUND_OFF = re.compile(r"\b\d\.\d+e-(?:1[2-9]|[2-9]\d)\b")
-# Lesson 10 still prints three raw round-off figures; it joins this list once they print bounds.
-CHECKED = [lesson for lesson in lesson_names() if not lesson.startswith("10_")]
 
 
 def test_a_round_off_value_prints_as_its_bound_whatever_its_sign_or_size():
@@ -25,7 +23,7 @@ def test_a_value_above_its_bound_is_printed_as_itself():
     assert below(-0.5, 1e-12) == "-5.0e-01 (not below 1e-12)"
 
 
-@pytest.mark.parametrize("lesson", CHECKED)
+@pytest.mark.parametrize("lesson", lesson_names())
 def test_no_lesson_prints_a_raw_round_off_figure(lesson):
     notebook = nbformat.read(solution_notebook(lesson), as_version=4)
     printed = [
