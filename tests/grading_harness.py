@@ -119,3 +119,19 @@ def autograde(
     return grade_lesson(
         course, lesson, submissions, timeout_s=timeout_s, jobs=jobs, unsandboxed=unsandboxed, **options
     )
+
+
+def check_reference_report(lesson: str, report: GradeReport) -> None:
+    """The reference solution's grades: every autograded cell full, every written answer waiting
+    for the instructor."""
+    assert report.autograded, f"{lesson} has no autograded cell"
+    lost = {g: report.scores[g] for g in report.autograded if report.scores[g] != report.max_scores[g]}
+    assert lost == {}, f"the reference solution lost points: {lost}"
+    written = [g for g in report.scores if g not in report.autograded]
+    assert sorted(written) == report.awaiting_manual_grade
+
+
+def check_blank_report(lesson: str, report: GradeReport) -> None:
+    """The blank release's grades: zero on every graded cell."""
+    assert report.scores, f"{lesson} has no graded cell"
+    assert {g: s for g, s in report.scores.items() if s != 0} == {}

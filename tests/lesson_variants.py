@@ -20,7 +20,14 @@ The tests live here; each ``test_lesson_variants_*.py`` file imports them for it
 """
 
 import pytest
-from grading_harness import GradeReport, autograde, make_submission, solution_answers
+from grading_harness import (
+    GradeReport,
+    autograde,
+    check_blank_report,
+    check_reference_report,
+    make_submission,
+    solution_answers,
+)
 from lesson_submissions import (
     lesson02,
     lesson03,
@@ -133,18 +140,11 @@ def test_every_wrong_submission_names_the_cells_that_catch_it(lesson):
 
 
 def test_nbgrader_gives_the_solution_full_marks(reports, lesson):
-    report = reports(lesson)["solution"]
-    assert report.autograded, f"{lesson} has no autograded cell"
-    lost = {g: report.scores[g] for g in report.autograded if report.scores[g] != report.max_scores[g]}
-    assert lost == {}, f"the reference solution lost points: {lost}"
-    written = [g for g in report.scores if g not in report.autograded]
-    assert sorted(written) == report.awaiting_manual_grade
+    check_reference_report(lesson, reports(lesson)["solution"])
 
 
 def test_nbgrader_gives_the_blank_release_zero_everywhere(reports, lesson):
-    report = reports(lesson)["blank"]
-    assert report.scores, f"{lesson} has no graded cell"
-    assert {g: s for g, s in report.scores.items() if s != 0} == {}
+    check_blank_report(lesson, reports(lesson)["blank"])
 
 
 @_variants("CORRECT")
