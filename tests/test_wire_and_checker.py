@@ -78,12 +78,59 @@ def test_nan_crosses_the_wire():
     assert np.isnan(_roundtrip(float("nan")))
 
 
-def test_a_generator_arrives_in_the_same_state():
-    rng = np.random.default_rng(5)
+@pytest.mark.parametrize("bit_generator", ["PCG64", "PCG64DXSM", "MT19937", "Philox", "SFC64"])
+def test_a_generator_arrives_in_the_same_state(bit_generator):
+    rng = np.random.Generator(getattr(np.random, bit_generator)(5))
     rng.standard_normal(3)
+    rng.integers(0, 10, dtype=np.int32)  # keeps half of a 64-bit draw for the next one
     copy = _roundtrip(rng)
     assert isinstance(copy, np.random.Generator)
+    assert type(copy.bit_generator) is type(rng.bit_generator)
+    assert np.array_equal(
+        copy.integers(0, 2**31, size=4, dtype=np.int32), rng.integers(0, 2**31, size=4, dtype=np.int32)
+    )
     assert np.array_equal(copy.standard_normal(4), rng.standard_normal(4))
+
+
+def test_the_default_generator_travels_as_one_small_node():
+    """A sampler test sends a generator thousands of times: its node is a handful of JSON values."""
+    node = wire.encode(np.random.default_rng(5))
+    assert node["t"] == "pcg" and len(json.dumps(node)) < 150
+
+
+PCG = wire.encode(np.random.default_rng(5))
+
+
+@pytest.mark.parametrize(
+    "node",
+    [
+        {**PCG, "kind": "MT19937"},
+        {**PCG, "v": PCG["v"][:3]},
+        {**PCG, "v": ["-1", *PCG["v"][1:]]},
+        {**PCG, "v": ["1e3", *PCG["v"][1:]]},
+        {**PCG, "v": [str(2**128), *PCG["v"][1:]]},
+        {**PCG, "v": [*PCG["v"][:2], "2", "0"]},
+        {**PCG, "v": [*PCG["v"][:3], str(2**32)]},
+        {**PCG, "v": [5, *PCG["v"][1:]]},
+        {**PCG, "v": "0 0 0 0"},
+        {**PCG, "extra": 1},
+    ],
+    ids=[
+        "other-kind",
+        "three-numbers",
+        "negative",
+        "exponent",
+        "state-too-big",
+        "flag-2",
+        "half-too-big",
+        "not-text",
+        "not-a-list",
+        "extra-field",
+    ],
+)
+def test_a_forged_pcg_generator_is_refused(node):
+    with pytest.raises(wire.MalformedData):
+        wire.decode(node)
 
 
 def test_subclasses_arrive_as_plain_values():
@@ -464,6 +511,9 @@ def test_after_a_fatal_failure_no_further_call_reaches_the_kernel():
         '{"a":' * 200 + "1" + "}" * 200,
         '"\\ud800"',  # a lone surrogate: parses, then fails when the notebook is saved
         '{"notes": ["ok", "\\udfff"]}',
+        '{"notes": ["ok", "\\uDBFF"]}',  # escapes may be upper case
+        '{"\\ud800": 1}',  # a key
+        '"\ud800"',  # the character itself, in text that was never bytes
         "[1, 2",
         "NaN-ish garbage",
         b"\xff\xfe not UTF-8",
@@ -474,6 +524,9 @@ def test_after_a_fatal_failure_no_further_call_reaches_the_kernel():
         "deep-dicts",
         "surrogate",
         "surrogate-inside",
+        "surrogate-upper-case",
+        "surrogate-key",
+        "surrogate-raw",
         "cut",
         "garbage",
         "bytes",

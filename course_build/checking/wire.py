@@ -10,8 +10,9 @@ the kernel sends may be forged, and ``decode`` accepts only plain data.
 Plain data: None, bool, int, float, complex, str, numpy arrays and scalars of bool, integer, float,
 complex or unicode dtype (sent as dtype + shape + bytes, so an ``ndarray`` subclass arrives as a
 plain array), tuples, lists and dicts of these, and ``np.random.Generator`` (sent as its bit
-generator's state). Never pickle. Anything else is refused with ``NotPlainData`` when encoding and
-``MalformedData`` when decoding.
+generator's state; for the PCG64 family, which ``np.random.default_rng`` makes, as one node of four
+numbers, since a sampler test sends a generator thousands of times). Never pickle. Anything else
+is refused with ``NotPlainData`` when encoding and ``MalformedData`` when decoding.
 """
 
 import base64
@@ -36,6 +37,13 @@ MAX_JSON_DEPTH = 3 * MAX_DEPTH + 8  # a wire dict nests three JSON levels per le
 _DTYPE = re.compile(r"^[<>|=][biufcU][0-9]{1,6}$")
 _INT = re.compile(rf"-?[0-9]{{1,{MAX_INT_DIGITS}}}")
 _BIT_GENERATORS = ("PCG64", "PCG64DXSM", "MT19937", "Philox", "SFC64")
+# The PCG64 family's state, as numbers: a 128-bit state and increment, whether a 32-bit half of
+# the last draw is kept for the next draw, and that half.
+_PCG_GENERATORS = ("PCG64", "PCG64DXSM")
+_PCG_LIMITS = (2**128, 2**128, 2, 2**32)
+# A JSON escape that can stand for half of a surrogate pair, the only way a parsed string can hold
+# a lone surrogate when the text itself is valid Unicode.
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 
 
 class NotPlainData(TypeError):
@@ -91,7 +99,7 @@ def loads(
         value = json.loads(text)
     except (ValueError, RecursionError, MemoryError) as error:
         raise MalformedData(f"a message that is not valid JSON ({type(error).__name__})") from None
-    depth, valid_text = _shape_of_json(value)
+    depth, valid_text = _shape_of_json(value, strings=_may_hold_a_lone_surrogate(text))
     if depth > max_depth:
         raise MalformedData(f"a message nested more than {max_depth} levels deep")
     if valid_text:
@@ -101,25 +109,39 @@ def loads(
     return json.loads(json.dumps(value, ensure_ascii=False).encode("utf-8", "replace").decode("utf-8"))
 
 
-def _shape_of_json(value: object) -> tuple[int, bool]:
-    """The nesting depth of a parsed JSON value and whether all its text is valid Unicode, found
-    level by level, without recursion."""
-    depth, level, strings = -1, [value], []
+def _may_hold_a_lone_surrogate(text: str) -> bool:
+    """Whether parsing ``text`` can give a string with a lone surrogate: when it holds one itself
+    or an escape of one half of a pair. Most messages hold neither, and then no parsed string
+    needs checking one by one (the slowest part of reading a message)."""
+    if _SURROGATE_ESCAPE.search(text):
+        return True
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
+def _shape_of_json(value: object, strings: bool = True) -> tuple[int, bool]:
+    """The nesting depth of a parsed JSON value and, when ``strings``, whether all its text is
+    valid Unicode (else it is taken to be), found level by level, without recursion."""
+    depth, level, texts = -1, [value], []
     while level:
         depth += 1
         below: list = []
         for item in level:
             kind = type(item)
             if kind is dict:
-                below += item
+                if strings:
+                    below += item
                 below += item.values()
             elif kind is list:
                 below += item
-            elif kind is str:
-                strings.append(item)
+            elif kind is str and strings:
+                texts.append(item)
         level = below
     try:
-        for text in strings:
+        for text in texts:
             text.encode("utf-8")
     except UnicodeEncodeError:
         return depth, False
@@ -160,7 +182,11 @@ def _encode(value: object, depth: int, budget: _Budget) -> dict:
     if isinstance(value, np.ndarray):
         return {"t": "array", **_array_fields(np.asarray(value), budget)}
     if isinstance(value, np.random.Generator):
-        return {"t": "generator", "state": _encode(value.bit_generator.state, depth + 1, budget)}
+        state = value.bit_generator.state
+        if state["bit_generator"] in _PCG_GENERATORS:
+            numbers = (state["state"]["state"], state["state"]["inc"], state["has_uint32"], state["uinteger"])
+            return {"t": "pcg", "kind": state["bit_generator"], "v": [str(int(n)) for n in numbers]}
+        return {"t": "generator", "state": _encode(state, depth + 1, budget)}
     if isinstance(value, tuple | list):
         budget.charge(len(value), NotPlainData)
         kind = "tuple" if isinstance(value, tuple) else "list"
@@ -255,6 +281,8 @@ def _decode(node: object, depth: int, budget: _Budget) -> object:
         return _decode_dict(_fields(node, "items")[0], depth, budget)
     if kind == "generator":
         return _decode_generator(_decode(_fields(node, "state")[0], depth + 1, budget))
+    if kind == "pcg":
+        return _decode_pcg(*_fields(node, "kind", "v"))
     raise MalformedData(f"unknown node type {kind!r}")
 
 
@@ -299,6 +327,27 @@ def _decode_dict(items: object, depth: int, budget: _Budget) -> dict:
             raise MalformedData("a dict key must be hashable") from None
         result[key] = _decode(pair[1], depth + 1, budget)
     return result
+
+
+def _decode_pcg(name: object, numbers: object) -> np.random.Generator:
+    if name not in _PCG_GENERATORS:
+        raise MalformedData(f"an unknown PCG generator {name!r}")
+    if not isinstance(numbers, list) or len(numbers) != len(_PCG_LIMITS):
+        raise MalformedData("a pcg node holds four numbers")
+    values = []
+    for text, limit in zip(numbers, _PCG_LIMITS, strict=True):
+        if not isinstance(text, str) or not re.fullmatch(r"[0-9]{1,39}", text) or int(text) >= limit:
+            raise MalformedData("a pcg node's numbers must be decimal, each within its range")
+        values.append(int(text))
+    state, inc, has_uint32, uinteger = values
+    return _decode_generator(
+        {
+            "bit_generator": name,
+            "state": {"state": state, "inc": inc},
+            "has_uint32": has_uint32,
+            "uinteger": uinteger,
+        }
+    )
 
 
 def _decode_generator(state: object) -> np.random.Generator:
