@@ -846,4 +846,98 @@ FEEDBACK: dict[str, str] = {
     "cache_new_first": "old cache followed by the new keys",
     "cache_not_returned": "the caches grow by one position",
     "cache_2d_only": "np.swapaxes(keys, -1, -2)",
+    "softmax_unstable": "exp(1000) overflows",
+    "top_p_argmax_cutoff": "never require the running total to reach top_p",
+    "top_p_unsorted": "Rank the tokens by probability before summing",
+    "sampler_forgets_knobs": "pass temperature, top_k and top_p on",
+    "sampler_no_rng_greedy": "with np.random.default_rng() when rng is None",
+    "rope_integer_output": "integer x must give the same float result",
 }
+
+# The mistakes with the test cells whose VISIBLE part fails for them: the student sees each before
+# submitting (tests/test_visible_tests.py).
+CAUGHT_BY_VISIBLE: dict[str, frozenset[str]] = {
+    "temperature_multiplies": frozenset({"distribution_temperature"}),
+    "softmax_unstable": frozenset({"distribution_temperature"}),
+    "greedy_divides_by_zero": frozenset({"distribution_greedy", "distribution_ties", "sample_basics"}),
+    "greedy_last_tie": frozenset({"distribution_ties"}),
+    "ranking_ties_reversed": frozenset({"distribution_ties"}),
+    "top_k_keeps_ties": frozenset({"distribution_ties"}),
+    "top_p_drops_crossing_token": frozenset({"distribution_combined", "distribution_top_p"}),
+    "top_p_boundary_inclusive": frozenset({"distribution_top_p_edges"}),
+    "top_p_argmax_cutoff": frozenset({"distribution_top_p_edges"}),
+    "top_p_unsorted": frozenset({"distribution_top_p"}),
+    "top_p_ignores_top_k": frozenset({"distribution_combined"}),
+    "no_renormalization": frozenset(
+        {
+            "distribution_combined",
+            "distribution_greedy",
+            "distribution_ties",
+            "distribution_top_k",
+            "distribution_top_p",
+            "distribution_top_p_edges",
+            "sample_basics",
+        }
+    ),
+    "mutates_logits": frozenset({"distribution_inputs"}),
+    "no_validation": frozenset({"distribution_inputs"}),
+    "top_k_fraction_accepted": frozenset({"distribution_inputs"}),
+    "distribution_returns_logits": frozenset(
+        {
+            "distribution_combined",
+            "distribution_greedy",
+            "distribution_inputs",
+            "distribution_temperature",
+            "distribution_ties",
+            "distribution_top_k",
+            "distribution_top_p",
+            "distribution_top_p_edges",
+            "sample_basics",
+            "sample_frequencies",
+        }
+    ),
+    "distribution_zeros": frozenset(
+        {
+            "distribution_combined",
+            "distribution_greedy",
+            "distribution_inputs",
+            "distribution_temperature",
+            "distribution_ties",
+            "distribution_top_k",
+            "distribution_top_p",
+            "distribution_top_p_edges",
+            "sample_basics",
+            "sample_frequencies",
+        }
+    ),
+    "sampler_ignores_rng": frozenset({"sample_basics"}),
+    "sampler_returns_array": frozenset({"sample_basics"}),
+    "sampler_always_greedy": frozenset({"sample_basics", "sample_frequencies"}),
+    "sampler_forgets_knobs": frozenset({"sample_basics"}),
+    "sampler_no_rng_greedy": frozenset({"sample_basics"}),
+    "sampler_zero": frozenset({"sample_basics", "sample_frequencies"}),
+    "rope_returns_input": frozenset({"rope_inputs", "rope_values", "rope_worked"}),
+    "rope_zeros": frozenset({"rope_inputs", "rope_relative", "rope_values", "rope_worked"}),
+    "rope_integer_output": frozenset({"rope_values"}),
+    "rope_halves": frozenset({"rope_worked"}),
+    "rope_wrong_frequencies": frozenset({"rope_worked"}),
+    "rope_clockwise": frozenset({"rope_worked"}),
+    "rope_ignores_positions": frozenset({"rope_worked"}),
+    "rope_adds_sinusoids": frozenset({"rope_relative", "rope_values", "rope_worked"}),
+    "rope_2d_only": frozenset({"rope_batch"}),
+    "rope_in_place": frozenset({"rope_inputs"}),
+    "rope_odd_silently": frozenset({"rope_inputs"}),
+    "cache_never_read": frozenset({"cache_generation"}),
+    "cache_no_causal_mask": frozenset({"cache_prefill"}),
+    "cache_mask_without_offset": frozenset({"cache_generation"}),
+    "cache_no_scale": frozenset({"cache_generation"}),
+    "cache_new_first": frozenset({"cache_shapes"}),
+    "cache_not_returned": frozenset({"cache_generation", "cache_shapes"}),
+    "cache_2d_only": frozenset({"cache_batch"}),
+    "cache_returns_values": frozenset({"cache_generation"}),
+    "cache_zeros": frozenset({"cache_generation", "cache_prefill", "cache_shapes", "cache_step"}),
+}
+
+# Mistakes in a value answer (an Apply number): its visible test checks the answer's form, since a
+# visible check of the value would give the answer away; grading checks the value.
+VALUE_MISTAKES: frozenset[str] = frozenset({"kv_keys_only", "kv_float32", "kv_bytes"})
