@@ -16,6 +16,7 @@ from transformer_course.lm_training import (
     LMTrainer,
     evaluate_loss,
     learning_rate,
+    lesson_gpt,
     lm_preset,
     load_gpt,
     loss_by_position,
@@ -176,6 +177,27 @@ def test_the_shipped_checkpoint_was_trained_on_the_shipped_text():
     assert loss < report["final_valid_loss"] + 0.5
     study = json.loads(shipped_gpt_file("gpt_positions.json").read_text(encoding="utf-8"))
     assert study["text_sha256"] == corpus.sha256 and len(study["seeds"]) >= 3
+
+
+def test_lesson_10_loads_the_shipped_checkpoint_unless_the_student_asks_to_train(monkeypatch):
+    monkeypatch.delenv("NBGRADER_EXECUTION", raising=False)
+    shipped = lesson_gpt(load_course_corpus(), train=False)
+    report = json.loads(shipped_gpt_file("gpt_cpu.json").read_text(encoding="utf-8"))
+    assert not shipped.trained_here and shipped.run == report and shipped.log[-1].step == report["steps"]
+    with pytest.raises(ValueError, match="different text"):
+        lesson_gpt(load_course_corpus(TEXT), train=False)
+
+
+def test_lesson_10_trains_the_students_own_run_but_never_while_grading(monkeypatch, corpus):
+    tiny = lm_preset("tiny", max_steps=4, eval_every=2)
+    monkeypatch.setattr("transformer_course.lm_training.lm_preset", lambda name: tiny)
+    monkeypatch.setattr("transformer_course.lm_training.shipped_gpt_file", lambda name: pytest.fail("loaded"))
+    monkeypatch.delenv("NBGRADER_EXECUTION", raising=False)
+    own = lesson_gpt(corpus, train=True)
+    assert own.trained_here and own.settings == tiny and own.run["steps"] == 4 and not own.model.training
+    monkeypatch.setenv("NBGRADER_EXECUTION", "autograde")
+    with pytest.raises(pytest.fail.Exception, match="loaded"):
+        lesson_gpt(corpus, train=True)  # grading loads the checkpoint instead of training
 
 
 def test_lesson_10s_committed_outputs_come_from_the_shipped_checkpoint_and_study():

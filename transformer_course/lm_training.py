@@ -12,6 +12,7 @@ time (all threads of this process), so a run on a shared machine can be reported
 
 from __future__ import annotations
 
+import json
 import math
 import time
 from collections.abc import Callable
@@ -27,6 +28,7 @@ from transformer_course.checkpoint import CHECKPOINT_DIR_VARIABLE, shipped_check
 from transformer_course.devices import choose_device
 from transformer_course.gpt import GPT, GPTConfig, next_token_loss, per_position_loss
 from transformer_course.lm_data import CharCorpus, CharTokenizer, all_windows, random_blocks
+from transformer_course.runtime import is_grading
 from transformer_course.step_progress import StepProgress
 
 CHECKPOINT_FORMAT = "transformer_course.gpt/1"
@@ -394,3 +396,39 @@ def shipped_gpt_file(name: str) -> Path:
             f"${CHECKPOINT_DIR_VARIABLE}; reinstall the package or retrain with "
             "`python -m transformer_course.train_gpt --preset cpu --out-dir <folder>`"
         ) from None
+
+
+@dataclass
+class LessonGPT:
+    """The GPT lesson 10 studies and the record of the run that made it: ``run`` has
+    :func:`run_summary`'s keys (the shipped checkpoint's report adds its command and hardware)."""
+
+    model: GPT
+    log: list[LMLogEntry]
+    settings: LMSettings
+    run: dict[str, Any]
+    trained_here: bool
+
+
+def lesson_gpt(corpus: CharCorpus, train: bool) -> LessonGPT:
+    """Lesson 10's GPT: trained now on ``corpus`` with the CPU preset when ``train``, else the
+    shipped checkpoint, which must have been trained on exactly that text.
+
+    While nbgrader grades the notebook the checkpoint is loaded whatever ``train`` says: no graded
+    answer depends on the model, and grading must take seconds. The check lives here so that the
+    lesson's cell shows only the student's choice.
+    """
+    if train and not is_grading():
+        trainer = LMTrainer(lm_preset("cpu"), corpus, device="cpu")
+        trainer.train(progress=True)
+        return LessonGPT(
+            trainer.model.eval(), trainer.state.log, trainer.settings, run_summary(trainer.state), True
+        )
+    trained = load_gpt(shipped_gpt_file("gpt_cpu.pt"))
+    if trained.text_sha256 != corpus.sha256:
+        raise ValueError(
+            "the shipped checkpoint was trained on a different text than this corpus; retrain it with "
+            "`bash scripts/regenerate_gpt.sh`, or set TRAIN_NOW = True"
+        )
+    report = json.loads(shipped_gpt_file("gpt_cpu.json").read_text(encoding="utf-8"))
+    return LessonGPT(trained.model, trained.state.log, trained.settings, report, False)
