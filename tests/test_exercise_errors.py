@@ -158,15 +158,30 @@ def test_the_full_traceback_is_one_magic_away(student_run):
     assert "Traceback" in student_run["full_traceback"]["text"]
 
 
-def test_grading_and_validate_see_every_unwritten_exercise_fail():
-    """While nbgrader runs the notebook, nothing is caught: Validate lists the unwritten exercises,
-    in IPython's own format."""
-    graded = run(TO_DO_CELLS, env={"NBGRADER_EXECUTION": "validate"})
+def test_autograding_sees_every_unwritten_exercise_fail_in_ipythons_own_format():
+    graded = run(TO_DO_CELLS, env={"NBGRADER_EXECUTION": "autograde"})
     for cell in ("value_stub", "calls_stub", "test_wraps_stub", "demo_binds"):
         assert graded[cell]["ename"] in ("NotImplementedError", "AssertionError"), cell
         assert "still to do" not in graded[cell]["text"] and graded[cell]["lines"] > 1
     assert graded["uses_value"]["ename"] == "NameError"
     assert graded["uses_demo"]["ename"] == "NameError"
+
+
+def test_validate_sees_every_unwritten_exercise_fail_as_one_short_line():
+    """The Validate button lists every unwritten exercise, each as its "still to do" line, not a
+    wall of tracebacks; a real error is listed as its short message."""
+    validated = run(TO_DO_CELLS | ERROR_CELLS, env={"NBGRADER_EXECUTION": "validate"})
+    for cell in ("value_stub", "calls_stub", "demo_binds", "uses_value", "uses_demo"):
+        assert validated[cell]["ename"] in ("NotImplementedError", "NameError"), cell
+        assert validated[cell]["text"].startswith("Exercise still to do") and validated[cell]["lines"] == 1, (
+            cell
+        )
+    assert validated["test_wraps_stub"]["ename"] == "AssertionError"
+    assert "still to do" in validated["test_wraps_stub"]["text"]
+    assert (
+        validated["undefined"]["ename"] == "NameError" and "Traceback" not in validated["undefined"]["text"]
+    )
+    assert validated["after"] == {"text": "reached the end\n"}
 
 
 # --- the same rules without a kernel ---------------------------------------------------------
@@ -260,4 +275,6 @@ def test_validate_reports_every_test_of_a_fresh_student_notebook(tmp_path):
     )
     report = result.stdout + result.stderr
     assert f"VALIDATION FAILED ON {len(graded)} CELL(S)!" in report, report[-3000:]
-    assert "NotImplementedError" in report and "Exercise still to do" not in report
+    assert "Exercise still to do" in report and "Traceback (most recent call last)" not in report, report[
+        -3000:
+    ]

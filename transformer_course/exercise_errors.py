@@ -11,16 +11,19 @@ A lesson's set-up cell calls :func:`explain_exercise_errors`. From then on, in t
   the line of *your* code it came from (library internals are left out), and for a test that
   wraps an error of your function, that error too.
 
-``%tb`` still prints the full traceback. Nothing changes while nbgrader runs the notebook (grading
-and the Validate button): an unwritten exercise then raises as usual, so Validate reports it, and
-its tests score zero. Grades never depend on this module: when grading, test cells are judged by
-the trusted checker outside the kernel (``course_build.checking``).
+``%tb`` still prints the full traceback. While nbgrader runs the notebook every error fails its
+cell as usual: an unwritten exercise raises, so the Validate button reports it and its tests score
+zero. Under Validate (``NBGRADER_EXECUTION=validate``) the errors it lists are the short messages
+above (for an unwritten exercise, its "still to do" line) instead of full tracebacks; autograding
+changes nothing. Grades never depend on this module: when grading, test cells are judged by the
+trusted checker outside the kernel (``course_build.checking``).
 """
 
 from __future__ import annotations
 
 import ast
 import linecache
+import os
 import sys
 import traceback
 from collections.abc import Iterable
@@ -36,15 +39,19 @@ TO_DO = f"{RED}{BOLD}Exercise still to do{RESET}"
 def explain_exercise_errors(answers: Iterable[str] = ()) -> None:
     """Show errors in this IPython kernel the short way and let Run All carry on past unwritten
     exercises; ``answers`` are the names that value exercises define (a stub leaves them
-    undefined). Outside IPython, and while nbgrader runs the notebook, nothing changes."""
+    undefined). Outside IPython and while nbgrader autogrades, nothing changes; under Validate the
+    errors are short but every cell they stop still fails."""
     try:
         from IPython import get_ipython
     except ImportError:  # pragma: no cover (lessons always run in IPython)
         return
     shell = get_ipython()
-    if shell is None or is_grading():
+    if shell is None:
         return
-    exercises = ExercisesToDo(answers)
+    validating = os.environ.get("NBGRADER_EXECUTION") == "validate"
+    if is_grading() and not validating:
+        return
+    exercises = ExercisesToDo(answers, cells_fail=validating)
     shell.set_custom_exc((Exception,), exercises.show)
     callbacks = shell.events.callbacks["post_run_cell"]
     for earlier in [c for c in callbacks if isinstance(getattr(c, "__self__", None), ExercisesToDo)]:
@@ -55,28 +62,33 @@ def explain_exercise_errors(answers: Iterable[str] = ()) -> None:
 class ExercisesToDo:
     """The kernel's memory of what unwritten exercises left missing, and its exception handler."""
 
-    def __init__(self, answers: Iterable[str] = ()) -> None:
+    def __init__(self, answers: Iterable[str] = (), cells_fail: bool = False) -> None:
         self.answers = set(answers)
+        self.cells_fail = cells_fail  # under Validate a cell stopped by an exercise still fails
         self.missing: dict[str, str] = {}  # name -> why it is not defined
         self._to_do: BaseException | None = None  # the error of the running cell, if it is a to-do
 
     def show(self, shell, etype, value, tb, tb_offset=None) -> list[str]:
-        """IPython's custom exception handler: one "still to do" line on stdout for an unwritten
-        exercise, the short traceback for any other error; ``%tb`` keeps working."""
+        """IPython's custom exception handler: one "still to do" line for an unwritten exercise
+        (on stdout, or as the cell's error under Validate), the short traceback for any other
+        error; ``%tb`` keeps working."""
         sys.last_type, sys.last_value, sys.last_traceback = etype, value, tb
         to_do = self.to_do_message(value)
         if to_do is None:
             shell._showtraceback(etype, value, short_traceback(value))
+            return []
+        self._to_do = value
+        if self.cells_fail:
+            shell._showtraceback(etype, value, [to_do])
         else:
-            self._to_do = value
             print(to_do)
         return []
 
     def carry_on(self, result) -> None:
         """After each cell (IPython's ``post_run_cell`` event, before the kernel replies): a cell
-        stopped only by an unwritten exercise counts as run, and the names it would have defined
-        are remembered as missing; a cell stopped by any other error fails, and its names are
-        no longer blamed on an exercise."""
+        stopped only by an unwritten exercise counts as run (under Validate it still fails), and
+        the names it would have defined are remembered as missing; a cell stopped by any other
+        error fails, and its names are no longer blamed on an exercise."""
         error, self._to_do = self._to_do, None
         failed = getattr(result, "error_in_exec", None)
         if failed is None:
@@ -86,7 +98,8 @@ class ExercisesToDo:
             for name in names:
                 self.missing.pop(name, None)
             return
-        result.error_in_exec = None
+        if not self.cells_fail:
+            result.error_in_exec = None
         reason = _why_missing(error)
         self.missing |= dict.fromkeys(names, reason)
 
