@@ -13,7 +13,10 @@ cells define is bound to what the student's kernel holds under that name:
   type and message of an exception it raised (``call_many``: a batch of calls in one message,
   for a test that calls it thousands of times). The test's own arguments never change, except that a
   ``np.random.Generator`` advances as it did in the kernel; ``call_reporting_inputs`` reports how
-  the function left its copies.
+  the function left its copies;
+* a class (lesson 8's PyTorch modules) is a ``StudentFunction`` too, called only through
+  ``through_adapter``: the kernel runs ``transformer_course.adapters``' adapter on the class (build,
+  load plain weights, run) and only the resulting array comes back.
 
 So assertions, oracles (``_oracle``, PyTorch references) and expected values exist only here, where
 the student's code cannot reach them. A reply that is missing or malformed, a timeout or a dead
