@@ -13,7 +13,10 @@ cells define is bound to what the student's kernel holds under that name:
   type and message of an exception it raised (``call_many``: a batch of calls in one message,
   for a test that calls it thousands of times). The test's own arguments never change, except that a
   ``np.random.Generator`` advances as it did in the kernel; ``call_reporting_inputs`` reports how
-  the function left its copies.
+  the function left its copies;
+* a class (lesson 8's PyTorch modules) is a ``StudentFunction`` too, called only through
+  ``through_adapter``: the kernel runs ``transformer_course.adapters``' adapter on the class (build,
+  load plain weights, run) and only the resulting array comes back.
 
 So assertions, oracles (``_oracle``, PyTorch references) and expected values exist only here, where
 the student's code cannot reach them. A reply that is missing or malformed, a timeout or a dead
@@ -159,16 +162,25 @@ def _carry_generator_states(originals: list, afters: list) -> None:
 class StudentFunction:
     """Stands for a function of the student's notebook: calling it runs that function in the kernel."""
 
-    def __init__(self, name: str, link: KernelLink) -> None:
+    def __init__(self, name: str, link: KernelLink, adapter: str | None = None) -> None:
         self.__name__ = self.__qualname__ = name
         self._link = link
+        self._adapter = {} if adapter is None else {"adapter": adapter}
 
     def __repr__(self) -> str:
         return f"<the student's function {self.__name__}>"
 
+    def through_adapter(self, piece: str) -> "StudentFunction":
+        """This name (a class of lesson 8) reached through ``transformer_course.adapters``' adapter
+        for ``piece``: each call builds and runs the class in the kernel and brings back a plain array
+        (``transformer_course.adapters.adapted`` asks for it)."""
+        return StudentFunction(self.__name__, self._link, adapter=piece)
+
     def __call__(self, *args: object, **kwargs: object) -> object:
         """Run the student's function on copies of the arguments; only generators advance here."""
-        reply = self._link.ask({"op": "call", "name": self.__name__, **self._encoded(args, kwargs)})
+        reply = self._link.ask(
+            {"op": "call", "name": self.__name__, **self._adapter, **self._encoded(args, kwargs)}
+        )
         return self._result(reply, args, kwargs)
 
     def call_many(self, calls: list[tuple[tuple, dict]]) -> list[object]:
@@ -186,7 +198,12 @@ class StudentFunction:
             return []
         encoded = [self._encoded(args, kwargs) for args, kwargs in calls]
         reply = self._link.ask(
-            {"op": "call_many", "name": self.__name__, "calls": [[e["args"], e["kwargs"]] for e in encoded]}
+            {
+                "op": "call_many",
+                "name": self.__name__,
+                **self._adapter,
+                "calls": [[e["args"], e["kwargs"]] for e in encoded],
+            }
         )
         replies = reply.get("replies")
         if (
@@ -212,7 +229,9 @@ class StudentFunction:
         ``transformer_course.checks.inputs_after_call`` uses this to check that a function leaves
         its inputs alone. An exception the function raised is raised here too.
         """
-        reply = self._link.ask({"op": "call", "name": self.__name__, **self._encoded(args, kwargs)})
+        reply = self._link.ask(
+            {"op": "call", "name": self.__name__, **self._adapter, **self._encoded(args, kwargs)}
+        )
         result, changed = self._read_reply(reply, args, kwargs)
         if changed is None:
             changed = wire.decode(wire.encode(list(args))), wire.decode(wire.encode(kwargs))

@@ -1,4 +1,5 @@
-"""Realistic submissions for lesson 8's Apply exercises: teacher forcing and the parameter count.
+"""Realistic submissions for lesson 8: the PyTorch pieces (multi-head attention as an ``nn.Module``)
+and the Apply exercises (teacher forcing and the parameter count).
 
 ``CORRECT`` maps a name to answers (grade_id -> cell source) that must earn full marks; ``WRONG``
 maps a name to answers holding one typical mistake, ``CAUGHT_BY`` names exactly the test cells
@@ -8,7 +9,212 @@ phrase its feedback must contain. Answers not given are the reference solution's
 
 LESSON = "08_encoder_decoder"
 
+# The reference MultiHeadAttention, as a template: the mistakes below change one line of it.
+_IMPORTS = """import math
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+
+"""
+
+_ATTENTION = (
+    _IMPORTS
+    + """class MultiHeadAttention(nn.Module):
+    def __init__(self, d_model, n_heads, dropout=0.0):
+        super().__init__()
+        self.n_heads, self.d_head, self.dropout = n_heads, d_model // n_heads, dropout
+        self.q_proj = nn.Linear(d_model, d_model)
+        self.k_proj = nn.Linear(d_model, d_model)
+        self.v_proj = nn.Linear(d_model, d_model)
+        self.out_proj = nn.Linear(d_model, d_model)
+
+    def split(self, x):
+        return x.view(x.shape[0], x.shape[1], self.n_heads, self.d_head).transpose(1, 2)
+
+    def forward(self, query, key, value, mask=None):
+        q, k, v = self.split(self.q_proj(query)), self.split(self.k_proj(key)), self.split(self.v_proj(value))
+        scores = q @ k.transpose(-2, -1) / math.sqrt(self.d_head)
+        if mask is not None:
+            scores = scores.masked_fill(~mask, float("-inf"))
+        weights = F.dropout(torch.softmax(scores, dim=-1), self.dropout, training=self.training)
+        heads = weights @ v
+        return self.out_proj(heads.transpose(1, 2).reshape(query.shape[0], query.shape[1], -1))
+"""
+)
+
+
+def _attention_with(old: str, new: str) -> str:
+    """The template attention with one line changed (the line must be there)."""
+    assert old in _ATTENTION, old
+    return _ATTENTION.replace(old, new)
+
+
+# The reference layers and embedding, as templates for the mistakes below (one change each).
+_FEED_FORWARD = """class FeedForward(nn.Module):
+    def __init__(self, d_model, d_ff):
+        super().__init__()
+        self.linear1, self.linear2 = nn.Linear(d_model, d_ff), nn.Linear(d_ff, d_model)
+
+    def forward(self, x):
+        return self.linear2(torch.relu(self.linear1(x)))
+
+
+"""
+
+_ENCODER = (
+    _FEED_FORWARD
+    + """class EncoderLayer(nn.Module):
+    def __init__(self, d_model, n_heads, d_ff, dropout=0.0):
+        super().__init__()
+        self.self_attn = MultiHeadAttention(d_model, n_heads)
+        self.ff = FeedForward(d_model, d_ff)
+        self.norm1, self.norm2 = nn.LayerNorm(d_model), nn.LayerNorm(d_model)
+        self.dropout = nn.Dropout(dropout)
+
+    def forward(self, x, src_mask=None):
+        mask = None if src_mask is None else src_mask[:, None, None, :]
+        x = self.norm1(x + self.dropout(self.self_attn(x, x, x, mask)))
+        return self.norm2(x + self.dropout(self.ff(x)))
+"""
+)
+
+_DECODER = """class DecoderLayer(nn.Module):
+    def __init__(self, d_model, n_heads, d_ff, dropout=0.0):
+        super().__init__()
+        self.self_attn = MultiHeadAttention(d_model, n_heads)
+        self.cross_attn = MultiHeadAttention(d_model, n_heads)
+        self.ff = FeedForward(d_model, d_ff)
+        self.norm1, self.norm2, self.norm3 = (nn.LayerNorm(d_model) for _ in range(3))
+        self.dropout = nn.Dropout(dropout)
+
+    def forward(self, x, memory, tgt_mask=None, src_mask=None):
+        causal = torch.ones(x.shape[1], x.shape[1], dtype=torch.bool).tril()
+        self_mask = causal if tgt_mask is None else causal & tgt_mask[:, None, None, :]
+        memory_mask = None if src_mask is None else src_mask[:, None, None, :]
+        x = self.norm1(x + self.dropout(self.self_attn(x, x, x, self_mask)))
+        x = self.norm2(x + self.dropout(self.cross_attn(x, memory, memory, memory_mask)))
+        return self.norm3(x + self.dropout(self.ff(x)))
+"""
+
+_EMBEDDING = """class Embedding(nn.Module):
+    def __init__(self, vocab_size, d_model, max_len, dropout=0.0):
+        super().__init__()
+        self.tokens = nn.Embedding(vocab_size, d_model)
+        position = torch.arange(max_len).unsqueeze(1)
+        div = torch.exp(torch.arange(0, d_model, 2) * (-math.log(10000.0) / d_model))
+        table = torch.zeros(max_len, d_model)
+        table[:, 0::2] = torch.sin(position * div)
+        table[:, 1::2] = torch.cos(position * div)
+        self.register_buffer("positions", table)
+        self.d_model = d_model
+        self.dropout = nn.Dropout(dropout)
+
+    def forward(self, ids):
+        x = self.tokens(ids) * math.sqrt(self.d_model)
+        return self.dropout(x + self.positions[: ids.shape[1]])
+"""
+
+
+def _changed(template: str, old: str, new: str) -> str:
+    """``template`` with one piece of code changed (the piece must be there)."""
+    assert old in template, old
+    return template.replace(old, new)
+
+
 CORRECT: dict[str, dict[str, str]] = {
+    # The layers with an nn.Sequential FFN, two dropout modules and masks built with unsqueeze;
+    # the embedding with a numpy table kept as a frozen parameter and F.dropout.
+    "layers_sequential_and_frozen_table": {
+        "encoder_layer_module": (
+            "class EncoderLayer(nn.Module):\n"
+            "    def __init__(self, d_model, n_heads, d_ff, dropout=0.0):\n"
+            "        super().__init__()\n"
+            "        self.self_attn = MultiHeadAttention(d_model, n_heads)\n"
+            "        self.ff = nn.Sequential(nn.Linear(d_model, d_ff), nn.ReLU(), nn.Linear(d_ff, d_model))\n"
+            "        self.norm1 = nn.LayerNorm(d_model)\n"
+            "        self.norm2 = nn.LayerNorm(d_model)\n"
+            "        self.drop1, self.drop2 = nn.Dropout(dropout), nn.Dropout(dropout)\n\n"
+            "    def forward(self, x, src_mask=None):\n"
+            "        mask = src_mask.unsqueeze(1).unsqueeze(2) if src_mask is not None else None\n"
+            "        attended = self.self_attn(x, x, x, mask=mask)\n"
+            "        x = self.norm1(x + self.drop1(attended))\n"
+            "        x = self.norm2(x + self.drop2(self.ff(x)))\n"
+            "        return x\n"
+        ),
+        "decoder_layer_module": (
+            "class DecoderLayer(nn.Module):\n"
+            "    def __init__(self, d_model, n_heads, d_ff, dropout=0.0):\n"
+            "        super().__init__()\n"
+            "        self.self_attn = MultiHeadAttention(d_model, n_heads)\n"
+            "        self.cross_attn = MultiHeadAttention(d_model, n_heads)\n"
+            "        self.ff = nn.Sequential(nn.Linear(d_model, d_ff), nn.ReLU(), nn.Linear(d_ff, d_model))\n"
+            "        self.norm1, self.norm2, self.norm3 = (nn.LayerNorm(d_model) for _ in range(3))\n"
+            "        self.p = dropout\n\n"
+            "    def forward(self, x, memory, tgt_mask=None, src_mask=None):\n"
+            "        T = x.size(1)\n"
+            "        mask = torch.tril(torch.ones(T, T)).bool().expand(x.size(0), 1, T, T)\n"
+            "        if tgt_mask is not None:\n"
+            "            mask = mask.logical_and(tgt_mask.view(x.size(0), 1, 1, T))\n"
+            "        mem_mask = None if src_mask is None else src_mask.view(x.size(0), 1, 1, -1)\n"
+            "        drop = lambda t: F.dropout(t, self.p, training=self.training)\n"
+            "        x = self.norm1(x + drop(self.self_attn(x, x, x, mask)))\n"
+            "        x = self.norm2(x + drop(self.cross_attn(x, memory, memory, mem_mask)))\n"
+            "        return self.norm3(x + drop(self.ff(x)))\n"
+        ),
+        "embedding_module": (
+            "import numpy as np\n\n\n"
+            "class Embedding(nn.Module):\n"
+            "    def __init__(self, vocab_size, d_model, max_len, dropout=0.0):\n"
+            "        super().__init__()\n"
+            "        self.tokens = nn.Embedding(vocab_size, d_model, padding_idx=0)\n"
+            "        pe = np.zeros((max_len, d_model))\n"
+            "        for pos in range(max_len):\n"
+            "            for i in range(0, d_model, 2):\n"
+            "                pe[pos, i] = np.sin(pos / 10000 ** (i / d_model))\n"
+            "                pe[pos, i + 1] = np.cos(pos / 10000 ** (i / d_model))\n"
+            "        self.pe = nn.Parameter(torch.tensor(pe, dtype=torch.float32), requires_grad=False)\n"
+            "        self.scale, self.p = d_model**0.5, dropout\n\n"
+            "    def forward(self, ids):\n"
+            "        x = self.tokens.weight[ids] * self.scale + self.pe[: ids.size(1)]\n"
+            "        return F.dropout(x, p=self.p, training=self.training)\n"
+        ),
+    },
+    # The templates below: a single nn.Dropout reused, masks by indexing, a div_term table.
+    "layers_templates": {
+        "encoder_layer_module": _ENCODER,
+        "decoder_layer_module": _DECODER,
+        "embedding_module": _EMBEDDING,
+    },
+    # Written out with @ and masked_fill, F.dropout following the mode.
+    "attention_matmul_masked_fill": {"multi_head_attention": _ATTENTION},
+    # One fused qkv_proj, einsum, torch.where for the mask and an nn.Dropout module.
+    "attention_fused_einsum_where": {
+        "multi_head_attention": _IMPORTS
+        + (
+            "class MultiHeadAttention(nn.Module):\n"
+            "    def __init__(self, d_model, n_heads, dropout=0.0):\n"
+            "        super().__init__()\n"
+            "        self.h = n_heads\n"
+            "        self.qkv_proj = nn.Linear(d_model, 3 * d_model)\n"
+            "        self.out_proj = nn.Linear(d_model, d_model)\n"
+            "        self.drop = nn.Dropout(dropout)\n\n"
+            "    def forward(self, query, key, value, mask=None):\n"
+            "        d = query.shape[-1]\n"
+            "        w, b = self.qkv_proj.weight, self.qkv_proj.bias\n"
+            "        q = F.linear(query, w[:d], b[:d])\n"
+            "        k = F.linear(key, w[d:2 * d], b[d:2 * d])\n"
+            "        v = F.linear(value, w[2 * d:], b[2 * d:])\n"
+            "        q, k, v = (t.unflatten(-1, (self.h, d // self.h)) for t in (q, k, v))\n"
+            "        scores = torch.einsum('bqhd,bkhd->bhqk', q, k) / (d // self.h) ** 0.5\n"
+            "        if mask is not None:\n"
+            "            scores = torch.where(mask, scores, torch.tensor(float('-inf')))\n"
+            "        weights = self.drop(scores.softmax(-1))\n"
+            "        out = torch.einsum('bhqk,bkhd->bqhd', weights, v)\n"
+            "        return self.out_proj(out.flatten(2))\n"
+        ),
+    },
     # Lists built from the target, and the count written out as arithmetic.
     "built_lists_and_arithmetic": {
         "teacher_forcing_answer": (
@@ -55,6 +261,131 @@ CORRECT: dict[str, dict[str, str]] = {
 #   total_params: layers, both embeddings, the output projection without bias
 #                                        ... parameter_count_total (count_output_bias)
 WRONG: dict[str, dict[str, str]] = {
+    # Masks the padded queries instead of the padded keys.
+    "encoder_padding_on_queries": {
+        "encoder_layer_module": _changed(
+            _ENCODER, "src_mask[:, None, None, :]", "src_mask[:, None, :, None]"
+        ),
+    },
+    # Pre-norm: normalizes the sub-layer's input, not the sum (not the paper's post-norm).
+    "encoder_pre_norm": {
+        "encoder_layer_module": _changed(
+            _ENCODER,
+            "        x = self.norm1(x + self.dropout(self.self_attn(x, x, x, mask)))\n"
+            "        return self.norm2(x + self.dropout(self.ff(x)))\n",
+            "        h = self.norm1(x)\n"
+            "        x = x + self.dropout(self.self_attn(h, h, h, mask))\n"
+            "        return x + self.dropout(self.ff(self.norm2(x)))\n",
+        ),
+    },
+    # Normalizes the sub-layer's output before adding the residual.
+    "encoder_norm_before_residual": {
+        "encoder_layer_module": _changed(
+            _ENCODER,
+            "        x = self.norm1(x + self.dropout(self.self_attn(x, x, x, mask)))\n"
+            "        return self.norm2(x + self.dropout(self.ff(x)))\n",
+            "        x = x + self.norm1(self.dropout(self.self_attn(x, x, x, mask)))\n"
+            "        return x + self.norm2(self.dropout(self.ff(x)))\n",
+        ),
+    },
+    # F.dropout without training=...: the residual dropout stays on in evaluation.
+    "encoder_dropout_in_eval": {
+        "encoder_layer_module": _changed(
+            _ENCODER, "self.dropout = nn.Dropout(dropout)", "self.dropout = lambda t: F.dropout(t, dropout)"
+        ),
+    },
+    # torch.nn's placement: the attention block also drops attention weights.
+    "encoder_attention_dropout": {
+        "encoder_layer_module": _changed(
+            _ENCODER, "MultiHeadAttention(d_model, n_heads)", "MultiHeadAttention(d_model, n_heads, dropout)"
+        ),
+    },
+    # No causal mask: each target position sees the whole target.
+    "decoder_no_causal_mask": {
+        "decoder_layer_module": _changed(
+            _DECODER,
+            "causal = torch.ones(x.shape[1], x.shape[1], dtype=torch.bool).tril()",
+            "causal = torch.ones(x.shape[1], x.shape[1], dtype=torch.bool)",
+        ),
+    },
+    # Cross-attention takes its keys and values from the decoder, not from the memory.
+    "decoder_cross_attention_on_itself": {
+        "decoder_layer_module": _changed(
+            _DECODER, "self.cross_attn(x, memory, memory, memory_mask)", "self.cross_attn(x, x, x)"
+        ),
+    },
+    # The source's padding is never applied in cross-attention.
+    "decoder_memory_mask_ignored": {
+        "decoder_layer_module": _changed(
+            _DECODER, "self.cross_attn(x, memory, memory, memory_mask)", "self.cross_attn(x, memory, memory)"
+        ),
+    },
+    # Takes dropout and never applies it.
+    "decoder_dropout_missing": {
+        "decoder_layer_module": _changed(
+            _DECODER, "self.dropout = nn.Dropout(dropout)", "self.dropout = nn.Identity()"
+        ),
+    },
+    # Forgets the sqrt(d_model) scaling.
+    "embedding_no_scaling": {
+        "embedding_module": _changed(
+            _EMBEDDING, "self.tokens(ids) * math.sqrt(self.d_model)", "self.tokens(ids)"
+        ),
+    },
+    # Builds the positional table and never adds it.
+    "embedding_positions_not_added": {
+        "embedding_module": _changed(
+            _EMBEDDING, "self.dropout(x + self.positions[: ids.shape[1]])", "self.dropout(x)"
+        ),
+    },
+    # Sines on the first half of the columns, cosines on the second (not interleaved).
+    "embedding_positions_in_halves": {
+        "embedding_module": _changed(
+            _EMBEDDING,
+            "        table[:, 0::2] = torch.sin(position * div)\n"
+            "        table[:, 1::2] = torch.cos(position * div)\n",
+            "        table[:, : d_model // 2] = torch.sin(position * div)\n"
+            "        table[:, d_model // 2 :] = torch.cos(position * div)\n",
+        ),
+    },
+    # F.dropout without training=...: drops in evaluation too.
+    "embedding_dropout_in_eval": {
+        "embedding_module": _changed(
+            _EMBEDDING, "self.dropout = nn.Dropout(dropout)", "self.dropout = lambda t: F.dropout(t, dropout)"
+        ),
+    },
+    # The package's classes under the exercises' names: their constructors take a config.
+    "layers_alias_of_the_package": {
+        "encoder_layer_module": ("from transformer_course.model import EncoderLayer, FeedForward\n"),
+        "decoder_layer_module": "from transformer_course.model import DecoderLayer\n",
+        "embedding_module": "from transformer_course.model import Embedding\n",
+    },
+    # Fills the positions the mask ALLOWS with -inf: torch.nn's polarity (True = blocked).
+    "attention_mask_flipped": {
+        "multi_head_attention": _attention_with("masked_fill(~mask,", "masked_fill(mask,"),
+    },
+    # Divides the scores by sqrt(d_model), the width of all the heads, not of one.
+    "attention_scaled_by_d_model": {
+        "multi_head_attention": _attention_with(
+            "/ math.sqrt(self.d_head)", "/ math.sqrt(self.n_heads * self.d_head)"
+        ),
+    },
+    # F.dropout without training=...: it drops in evaluation mode too.
+    "attention_dropout_in_eval": {
+        "multi_head_attention": _attention_with(", self.dropout, training=self.training)", ", self.dropout)"),
+    },
+    # Takes the dropout argument and never uses it.
+    "attention_dropout_missing": {
+        "multi_head_attention": _attention_with(
+            "F.dropout(torch.softmax(scores, dim=-1), self.dropout, training=self.training)",
+            "torch.softmax(scores, dim=-1)",
+        ),
+    },
+    # The package's class under the exercise's name: its forward takes a key-padding mask
+    # (True = padding), not the contract's mask, so the adapter's calls fail.
+    "attention_alias_of_the_package": {
+        "multi_head_attention": _IMPORTS + "from transformer_course.model import MultiHeadAttention\n",
+    },
     # Labels not shifted: the model would be asked to copy its input.
     "labels_not_shifted": {
         "teacher_forcing_answer": "tf_decoder_input = [1, 5, 8, 3]\ntf_labels = [1, 5, 8, 3]\n",
@@ -82,13 +413,62 @@ WRONG: dict[str, dict[str, str]] = {
     },
 }
 
+_ATTENTION_CELLS = frozenset({"attention_module_values", "attention_module_dropout"})
+_ENCODER_CELLS = frozenset({"encoder_layer_values", "encoder_layer_dropout"})
+_DECODER_CELLS = frozenset({"decoder_layer_values", "decoder_layer_dropout"})
+_EMBEDDING_CELLS = frozenset({"embedding_values", "embedding_dropout"})
+# The layers are built on the student's MultiHeadAttention: wrong attention values fail them too.
+_ATTENTION_AND_LAYER_CELLS = _ATTENTION_CELLS | _ENCODER_CELLS | _DECODER_CELLS
+_PYTORCH_MISTAKES: dict[str, frozenset[str]] = {
+    "attention_mask_flipped": _ATTENTION_AND_LAYER_CELLS,
+    "attention_scaled_by_d_model": _ATTENTION_AND_LAYER_CELLS,
+    "attention_dropout_in_eval": frozenset({"attention_module_dropout"}),
+    "attention_dropout_missing": frozenset({"attention_module_dropout"}),
+    "attention_alias_of_the_package": _ATTENTION_AND_LAYER_CELLS,
+    "encoder_padding_on_queries": _ENCODER_CELLS,
+    "encoder_pre_norm": _ENCODER_CELLS,
+    "encoder_norm_before_residual": _ENCODER_CELLS,
+    "encoder_dropout_in_eval": frozenset({"encoder_layer_dropout"}),
+    "encoder_attention_dropout": frozenset({"encoder_layer_dropout"}),
+    "decoder_no_causal_mask": _DECODER_CELLS,
+    "decoder_cross_attention_on_itself": _DECODER_CELLS,
+    "decoder_memory_mask_ignored": _DECODER_CELLS,
+    "decoder_dropout_missing": frozenset({"decoder_layer_dropout"}),
+    "embedding_no_scaling": _EMBEDDING_CELLS,
+    "embedding_positions_not_added": _EMBEDDING_CELLS,
+    "embedding_positions_in_halves": _EMBEDDING_CELLS,
+    "embedding_dropout_in_eval": frozenset({"embedding_dropout"}),
+    "layers_alias_of_the_package": _ENCODER_CELLS | _DECODER_CELLS | _EMBEDDING_CELLS,
+}
+
+# Wrong values fail the dropout cells too: they compare a training run with PyTorch's.
 CAUGHT_BY: dict[str, frozenset[str]] = {
+    **_PYTORCH_MISTAKES,
     "labels_not_shifted": frozenset({"teacher_forcing_test"}),
     "count_without_biases": frozenset({"parameter_count_layers", "parameter_count_total"}),
     "count_output_bias": frozenset({"parameter_count_total"}),
 }
 
 FEEDBACK: dict[str, str] = {
+    "attention_mask_flipped": "True in the mask means the query may attend",
+    "attention_scaled_by_d_model": "is the width of one head (not d_model)",
+    "attention_dropout_in_eval": "F.dropout drops even in evaluation",
+    "attention_dropout_missing": "gave the evaluation output",
+    "attention_alias_of_the_package": "key_padding_mask must be a bool tensor",
+    "encoder_padding_on_queries": "varying along the key axis",
+    "encoder_pre_norm": "post-norm, as in the paper",
+    "encoder_norm_before_residual": "normalizes the sum",
+    "encoder_dropout_in_eval": "F.dropout drops even in evaluation",
+    "encoder_attention_dropout": "build the attention blocks without attention dropout",
+    "decoder_no_causal_mask": "must not see later positions",
+    "decoder_cross_attention_on_itself": "does not depend on memory",
+    "decoder_memory_mask_ignored": "cross-attention the padded memory keys",
+    "decoder_dropout_missing": "gave the evaluation output",
+    "embedding_no_scaling": "multiply the token embeddings by sqrt(d_model)",
+    "embedding_positions_not_added": "add the sinusoidal positional encodings",
+    "embedding_positions_in_halves": "on the even columns",
+    "embedding_dropout_in_eval": "F.dropout drops even in evaluation",
+    "layers_alias_of_the_package": "positional argument",
     "labels_not_shifted": "the labels are the target followed by EOS",
     "count_without_biases": "four projections with their biases",
     "count_output_bias": "output projection, no bias",
@@ -96,7 +476,7 @@ FEEDBACK: dict[str, str] = {
 
 # The mistakes with the test cells whose VISIBLE part fails for them: the student sees each before
 # submitting (tests/test_visible_tests.py).
-CAUGHT_BY_VISIBLE: dict[str, frozenset[str]] = {}
+CAUGHT_BY_VISIBLE: dict[str, frozenset[str]] = dict(_PYTORCH_MISTAKES)
 
 # Mistakes in a value answer (an Apply number): its visible test checks the answer's form, since a
 # visible check of the value would give the answer away; grading checks the value.
