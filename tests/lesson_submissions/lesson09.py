@@ -466,7 +466,8 @@ CAUGHT_BY: dict[str, frozenset[str]] = {
 
 FEEDBACK: dict[str, str] = {
     "beam_topk_per_beam": "not the best of each beam",
-    "beam_forgets_parent_score": "the parent's score plus the token's log-probability",
+    # The message's apostrophes reach the feedback page as &#39;: match the numbers it shows.
+    "beam_forgets_parent_score": "the new scores should be [-0.76251893 -0.79314718]",
     "beam_penalizes_live": "with no length penalty",
     "beam_pointer_swapped": "take the parent i // V and the token i % V",
     "beam_keeps_eos_alive": "is finished, not live",
