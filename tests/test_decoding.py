@@ -7,10 +7,10 @@ import pytest
 import torch
 
 from transformer_course.decoding import (
+    _length_penalty_factor,
     beam_search,
     greedy_decode,
     greedy_trace,
-    length_penalty_factor,
 )
 from transformer_course.model import Transformer, TransformerConfig
 
@@ -170,7 +170,7 @@ def exhaustive_search(seed: int) -> tuple[Transformer, dict[tuple[int, ...], flo
 
 def exhaustive_best(seed: int, alpha: float) -> list[int]:
     _, scores = exhaustive_search(seed)
-    return list(max(scores, key=lambda c: scores[c] / length_penalty_factor(len(c), alpha)))
+    return list(max(scores, key=lambda c: scores[c] / _length_penalty_factor(len(c), alpha)))
 
 
 # Seeds where the length penalty changes the winner, so a search that ignores it fails.
@@ -194,9 +194,9 @@ def test_wide_beam_finds_the_exhaustive_optimum(seed, alpha):
 
 
 def test_length_penalty_formula():
-    assert length_penalty_factor(1, 0.6) == 1.0
-    assert abs(length_penalty_factor(7, 0.6) - 2.0**0.6) < 1e-12
-    assert length_penalty_factor(30, 0.0) == 1.0
+    assert _length_penalty_factor(1, 0.6) == 1.0
+    assert abs(_length_penalty_factor(7, 0.6) - 2.0**0.6) < 1e-12
+    assert _length_penalty_factor(30, 0.0) == 1.0
 
 
 def test_trace_agrees_with_greedy_and_ranks_candidates():

@@ -96,8 +96,11 @@ def greedy_decode(
     return prefix[:, 1:]
 
 
-def length_penalty_factor(length: int, alpha: float) -> float:
-    """Wu et al.'s lp(Y) = ((5 + |Y|) / 6)^alpha; scores are divided by it (alpha=0: no penalty)."""
+def _length_penalty_factor(length: int, alpha: float) -> float:
+    """Wu et al.'s lp(Y) = ((5 + |Y|) / 6)^alpha; scores are divided by it (alpha=0: no penalty).
+
+    Private: lesson 9's graded ``beam_step`` applies it, and the package holds no graded answer.
+    """
     return ((5.0 + length) / 6.0) ** alpha
 
 
@@ -145,7 +148,7 @@ def beam_search(
         live_scores[:, 0] = 0.0
         finished: list[list[_Hypothesis]] = [[] for _ in range(batch)]
         done = [False] * batch
-        best_possible_lp = length_penalty_factor(max_len, length_penalty)
+        best_possible_lp = _length_penalty_factor(max_len, length_penalty)
         for step in range(1, max_len + 1):
             log_probs = torch.log_softmax(_next_token_logits(model, prefixes, memory, src_mask), -1)
             vocab = log_probs.shape[-1]
@@ -165,7 +168,7 @@ def beam_search(
                         if token == eos_id:
                             if rank < k:
                                 tokens_so_far = prefix_lists[b * k + beam][1:] + [eos_id]
-                                normalized = score / length_penalty_factor(step, length_penalty)
+                                normalized = score / _length_penalty_factor(step, length_penalty)
                                 finished[b].append(_Hypothesis(tokens_so_far, score, normalized))
                         else:
                             chosen.append((beam, token, score))
@@ -177,7 +180,7 @@ def beam_search(
                     if step == max_len:
                         for beam, token, score in chosen:
                             tokens_so_far = prefix_lists[b * k + beam][1:] + [token]
-                            normalized = score / length_penalty_factor(step, length_penalty)
+                            normalized = score / _length_penalty_factor(step, length_penalty)
                             finished[b].append(_Hypothesis(tokens_so_far, score, normalized))
                 # Keep the tensor shapes fixed: idle slots repeat beam 0 with a -inf score.
                 while len(chosen) < k:

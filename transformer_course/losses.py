@@ -5,6 +5,11 @@ uniformly over the whole vocabulary (the correct token included), which is also 
 ``torch.nn.functional.cross_entropy(label_smoothing=epsilon)`` does. The model can no longer
 reach zero loss by pushing one logit to infinity: the best it can do is predict the smoothed
 distribution itself. This hurts perplexity but, as the paper reports, helps accuracy and BLEU.
+
+The loss itself is PyTorch's (``F.cross_entropy(..., ignore_index=pad, label_smoothing=eps)``,
+called by the training loop): lesson 9 has students write it as a graded exercise, and the
+package never holds a graded answer (``tests/test_package_audit.py``). What stays here is the
+smoothed target distribution, for pictures and tests.
 """
 
 from __future__ import annotations
@@ -38,37 +43,3 @@ def smoothed_targets(target: Tensor, vocab_size: int, epsilon: float = 0.1) -> T
     dist = torch.full((*target.shape, vocab_size), epsilon / vocab_size)
     dist.scatter_add_(-1, target.long().unsqueeze(-1), torch.full_like(dist[..., :1], 1 - epsilon))
     return dist
-
-
-def label_smoothed_cross_entropy(
-    logits: Tensor,
-    target: Tensor,
-    epsilon: float = 0.1,
-    pad_id: int | None = 0,
-    reduction: str = "mean",
-) -> Tensor:
-    """Cross-entropy against the smoothed targets, skipping positions where ``target == pad_id``.
-
-    ``-sum_v q_v log p_v`` with ``q = (1 - eps) onehot + eps / V`` equals
-    ``(1 - eps) * NLL(answer) + eps * mean_v(-log p_v)``, which needs no ``(..., V)`` target
-    tensor. ``reduction`` is ``"mean"`` (over non-pad positions; 0 when there are none),
-    ``"sum"``, or ``"none"`` (per position, 0 at padding).
-    """
-    _check(logits, target, epsilon)
-    if reduction not in ("mean", "sum", "none"):
-        raise ValueError(f"reduction must be 'mean', 'sum' or 'none', got {reduction!r}")
-    vocab = logits.shape[-1]
-    keep = torch.ones_like(target, dtype=torch.bool) if pad_id is None else target != pad_id
-    safe_target = torch.where(keep, target, torch.zeros_like(target)).long()
-    if target.numel() and (int(safe_target.min()) < 0 or int(safe_target.max()) >= vocab):
-        raise ValueError(f"target ids must lie in 0..{vocab - 1} (the logits' last axis)")
-    log_probs = torch.log_softmax(logits.float(), dim=-1)
-    nll = -log_probs.gather(-1, safe_target.unsqueeze(-1)).squeeze(-1)
-    uniform = -log_probs.mean(dim=-1)
-    per_token = ((1.0 - epsilon) * nll + epsilon * uniform) * keep
-    if reduction == "none":
-        return per_token
-    total = per_token.sum()
-    if reduction == "sum":
-        return total
-    return total / keep.sum().clamp(min=1)

@@ -12,10 +12,10 @@ import time
 from dataclasses import dataclass
 
 import torch
+import torch.nn.functional as F
 from torch import Tensor
 
 from transformer_course.decoding import greedy_decode
-from transformer_course.losses import label_smoothed_cross_entropy
 from transformer_course.model import Transformer, TransformerConfig
 from transformer_course.schedule import PAPER_ADAM_BETAS, PAPER_ADAM_EPS, transformer_scheduler
 from transformer_course.step_progress import StepProgress
@@ -106,7 +106,7 @@ def train_sanity(
     shown = StepProgress(f"{task} task", steps, enabled=progress)
     for step in range(1, steps + 1):
         src, tgt_in, tgt_out = make_batch(task, 64, n_symbols, min_len, max_len, generator)
-        loss = label_smoothed_cross_entropy(model(src, tgt_in), tgt_out, 0.0, PAD)
+        loss = F.cross_entropy(model(src, tgt_in).flatten(0, -2), tgt_out.flatten(), ignore_index=PAD)
         optimizer.zero_grad(set_to_none=True)
         loss.backward()
         optimizer.step()

@@ -5,6 +5,10 @@
 The rate grows linearly for ``warmup`` steps, peaks at ``(d_model * warmup)^-0.5``, then decays
 with the inverse square root of the step. Warmup keeps the first updates small while Adam's
 moment estimates are still noisy, which post-norm Transformers need to train at all.
+
+Lesson 9 has students write this formula as a graded exercise, so the package keeps it private
+(``_paper_rate``: the design rule that the package never holds a graded answer, checked by
+``tests/test_package_audit.py``); training reaches it through :func:`transformer_scheduler`.
 """
 
 from __future__ import annotations
@@ -23,9 +27,7 @@ def _check_sizes(d_model: int, warmup: int) -> None:
             raise ValueError(f"{name} must be a positive integer, got {value!r}")
 
 
-def transformer_lr(
-    step: int | np.ndarray, d_model: int = 512, warmup: int = PAPER_WARMUP
-) -> float | np.ndarray:
+def _paper_rate(step: int | np.ndarray, d_model: int = 512, warmup: int = PAPER_WARMUP) -> float | np.ndarray:
     """The paper's learning rate at ``step`` (counted from 1); works on arrays of steps too."""
     _check_sizes(d_model, warmup)
     steps = np.asarray(step, dtype=np.float64)
@@ -49,10 +51,10 @@ def transformer_scheduler(
     warmup: int = PAPER_WARMUP,
     scale: float = 1.0,
 ) -> torch.optim.lr_scheduler.LambdaLR:
-    """A ``LambdaLR`` that sets every group's rate to ``scale * transformer_lr(step)``.
+    """A ``LambdaLR`` that sets every group's rate to ``scale`` times the paper's rate at the step.
 
     Call ``scheduler.step()`` after each ``optimizer.step()``. The k-th optimizer step (from 1)
-    runs at ``transformer_lr(k)``; ``LambdaLR`` multiplies the optimizer's own ``lr``, so the
+    runs at the paper's rate for step k; ``LambdaLR`` multiplies the optimizer's own ``lr``, so the
     lambda divides it back out and the schedule is absolute whatever ``lr`` the optimizer was
     built with. ``scale`` multiplies the whole curve (1.0 is the paper).
     """
@@ -67,6 +69,6 @@ def transformer_scheduler(
 
     def factor(base_rate: float):
         # LambdaLR counts scheduler steps from 0; the paper counts optimizer steps from 1.
-        return lambda k: scale * transformer_lr(k + 1, d_model, warmup) / base_rate
+        return lambda k: scale * _paper_rate(k + 1, d_model, warmup) / base_rate
 
     return torch.optim.lr_scheduler.LambdaLR(optimizer, [factor(rate) for rate in base_rates])

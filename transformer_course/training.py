@@ -20,12 +20,12 @@ from pathlib import Path
 from typing import Any
 
 import torch
+import torch.nn.functional as F
 
 from transformer_course.batching import Batch, BatchStream, EncodedPair, encode_pairs
 from transformer_course.checkpoint import FORMAT, LogEntry, TrainingState, read_checkpoint
 from transformer_course.corpus import ParallelCorpus, make_corpus
 from transformer_course.devices import autocast_context, choose_device
-from transformer_course.losses import label_smoothed_cross_entropy
 from transformer_course.model import Transformer, TransformerConfig
 from transformer_course.schedule import PAPER_ADAM_BETAS, PAPER_ADAM_EPS, transformer_scheduler
 from transformer_course.settings import TrainSettings
@@ -94,8 +94,12 @@ class Trainer:
         batch = batch.to(self.device)
         with autocast_context(self.device):
             logits = self.run_model(batch.src, batch.tgt_in)
-        loss = label_smoothed_cross_entropy(
-            logits.float(), batch.tgt_out, self.settings.label_smoothing, SubwordTokenizer.pad_id
+        # PyTorch's label smoothing (epsilon/V on every token), averaged over non-pad positions.
+        loss = F.cross_entropy(
+            logits.float().flatten(0, -2),
+            batch.tgt_out.flatten(),
+            ignore_index=SubwordTokenizer.pad_id,
+            label_smoothing=self.settings.label_smoothing,
         )
         self.optimizer.zero_grad(set_to_none=True)
         loss.backward()

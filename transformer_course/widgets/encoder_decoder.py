@@ -12,7 +12,8 @@ from __future__ import annotations
 import ipywidgets as widgets
 import numpy as np
 
-from transformer_course.schedule import PAPER_WARMUP, peak_lr, transformer_lr
+# The formula is private to the package (lesson 9 grades it); this widget only draws it.
+from transformer_course.schedule import PAPER_WARMUP, _paper_rate, peak_lr
 from transformer_course.widgets.base import ShowsView
 from transformer_course.widgets.figures import figure_to_html, new_figure
 
@@ -42,7 +43,7 @@ class ScheduleExplorer(ShowsView):
     def curve(self) -> tuple[np.ndarray, np.ndarray]:
         """``(steps, rates)`` of the curve currently shown."""
         steps = np.arange(1, self.steps + 1)
-        return steps, transformer_lr(steps, self.d_model.value, self.warmup.value)
+        return steps, _paper_rate(steps, self.d_model.value, self.warmup.value)
 
     def _on_change(self, _change: dict | None = None) -> None:
         self._redraw()
@@ -61,7 +62,7 @@ class ScheduleExplorer(ShowsView):
         ax = fig.subplots()
         ax.plot(
             steps,
-            transformer_lr(steps, 512, PAPER_WARMUP),
+            _paper_rate(steps, 512, PAPER_WARMUP),
             "--",
             color="grey",
             label="paper: d_model 512, warmup 4000",
