@@ -4,14 +4,14 @@ import pytest
 import torch
 
 from transformer_course.batching import BatchStream, collate, token_batches
-from transformer_course.checkpoint import FORMAT
+from transformer_course.checkpoint import FORMAT, shipped_checkpoint
 from transformer_course.corpus import make_corpus
 from transformer_course.devices import choose_device
 from transformer_course.model import TransformerConfig
 from transformer_course.sanity_task import make_batch, train_sanity
 from transformer_course.settings import TrainSettings, preset
 from transformer_course.training import Trainer, prepare_data
-from transformer_course.translator import load_translator
+from transformer_course.translator import lesson_translator, load_translator
 
 
 @pytest.fixture(scope="module")
@@ -178,3 +178,24 @@ def test_train_command_reads_a_tsv_corpus(tmp_path):
     assert load_translator(out).n_parameters == results["parameters"]
     with pytest.raises(SystemExit, match="no parallel corpus"):
         main(["--preset", "tiny", "--data", str(tmp_path / "none.tsv"), "--out", str(out)])
+
+
+def test_lesson_9_loads_the_shipped_translator_unless_the_student_asks_to_train(monkeypatch, tmp_path):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("NBGRADER_EXECUTION", raising=False)
+    shipped, trained_here = lesson_translator(train=False)
+    assert not trained_here and shipped.state.step > 0 and not shipped.model.training
+    calls = []
+
+    def pretend_to_train(settings, out, callback):
+        calls.append((settings.max_steps, out, callback))
+        path = tmp_path / out
+        path.write_bytes(shipped_checkpoint("translator_quick.pt").read_bytes())
+
+    monkeypatch.setattr("transformer_course.translator.run_training", pretend_to_train)
+    curve = object()
+    _, trained_here = lesson_translator(train=True, callback=curve)
+    assert trained_here and calls == [(preset("quick").max_steps, "my_translator.pt", curve)]
+    monkeypatch.setenv("NBGRADER_EXECUTION", "autograde")
+    _, trained_here = lesson_translator(train=True, callback=curve)
+    assert not trained_here and len(calls) == 1  # grading loads the checkpoint instead of training
