@@ -196,6 +196,8 @@ def test_lesson_9_loads_the_shipped_translator_unless_the_student_asks_to_train(
     curve = object()
     _, trained_here = lesson_translator(train=True, callback=curve)
     assert trained_here and calls == [(preset("quick").max_steps, "my_translator.pt", curve)]
+    lesson_translator(train=True, callback=curve, settings=preset("quick", max_steps=5))
+    assert calls[-1] == (5, "my_translator.pt", curve)
     monkeypatch.setenv("NBGRADER_EXECUTION", "autograde")
     _, trained_here = lesson_translator(train=True, callback=curve)
-    assert not trained_here and len(calls) == 1  # grading loads the checkpoint instead of training
+    assert not trained_here and len(calls) == 2  # grading loads the checkpoint instead of training

@@ -50,16 +50,18 @@ def load_translator(path: str | Path, device: torch.device | str | None = None) 
     )
 
 
-def lesson_translator(train: bool, callback: StepCallback | None = None) -> tuple[Translator, bool]:
-    """Lesson 9's translator and whether it was trained here: the quick preset trained now (saved
-    to ``my_translator.pt``, each logged step passed to ``callback``) when ``train``, else the
-    shipped checkpoint.
+def lesson_translator(
+    train: bool, callback: StepCallback | None = None, settings: TrainSettings | None = None
+) -> tuple[Translator, bool]:
+    """Lesson 9's translator and whether it was trained here: trained now with ``settings`` (the
+    quick preset unless given; saved to ``my_translator.pt``, each logged step passed to
+    ``callback``) when ``train``, else the shipped checkpoint.
 
     While nbgrader grades the notebook the checkpoint is loaded whatever ``train`` says: no graded
     answer depends on the model, and grading must take seconds. The check lives here so that the
     lesson's cell shows only the student's choice.
     """
     if train and not is_grading():
-        run_training(preset("quick"), out="my_translator.pt", callback=callback)
+        run_training(settings or preset("quick"), out="my_translator.pt", callback=callback)
         return load_translator("my_translator.pt"), True
     return load_translator(shipped_checkpoint("translator_quick.pt"), device="cpu"), False

@@ -547,7 +547,7 @@ def test_a_student_install_shows_validate_but_no_instructor_tools(chromium, lab,
     assert "Create Assignment" in instructor and "Nbgrader" in instructor
 
 
-TRAINING_CALL = 'run_training(preset("quick"), out="my_translator.pt", callback=curve)'
+TRAINING_CALL = "lesson_translator(train=TRAIN_NOW, callback=curve)"
 
 
 def lesson_9_training_notebook() -> nbformat.NotebookNode:
@@ -556,8 +556,10 @@ def lesson_9_training_notebook() -> nbformat.NotebookNode:
     student = nbformat.read(student_notebook("09_translator"), as_version=4)
     cells = [c for c in student.cells if c.cell_type == "code" and TRAINING_CALL in c.source]
     assert len(cells) == 1, "lesson 9 has no training cell calling " + TRAINING_CALL
-    shortened = cells[0].source.replace('preset("quick")', 'preset("quick", time_budget_s=30, log_every=2)')
-    setup = "from transformer_course.runtime import is_grading\n\nTRAIN_NOW = True"
+    shortened = cells[0].source.replace(
+        TRAINING_CALL, TRAINING_CALL[:-1] + ', settings=preset("quick", time_budget_s=30, log_every=2))'
+    )
+    setup = "from transformer_course.settings import preset\n\nTRAIN_NOW = True"
     return nbformat.v4.new_notebook(
         cells=[nbformat.v4.new_code_cell(setup), nbformat.v4.new_code_cell(shortened)],
         metadata=student.metadata,
