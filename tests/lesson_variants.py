@@ -28,17 +28,7 @@ from grading_harness import (
     make_submission,
     solution_answers,
 )
-from lesson_submissions import (
-    lesson02,
-    lesson03,
-    lesson04,
-    lesson05,
-    lesson06,
-    lesson07,
-    lesson08,
-    lesson09,
-    lesson10,
-)
+from lesson_submissions import BY_LESSON
 
 # What each tests/test_lesson_variants_<group>.py file takes (``from lesson_variants import *``).
 __all__ = [
@@ -54,10 +44,7 @@ __all__ = [
     "test_wrong_submission_loses_exactly_the_points_of_its_mistake",
 ]
 
-SUBMISSIONS = {
-    module.LESSON: module
-    for module in (lesson02, lesson03, lesson04, lesson05, lesson06, lesson07, lesson08, lesson09, lesson10)
-}
+SUBMISSIONS = BY_LESSON
 # Which test file grades which lessons: tests/test_lesson_variants_<group>.py. Lessons 8 and 10 have
 # the biggest batches (lesson 8: about 45 notebooks of PyTorch modules and BPE); the groups are sized
 # so that no file waits long on another.

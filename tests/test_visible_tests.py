@@ -15,24 +15,11 @@ import io
 import numpy as np
 import pytest
 from grading_harness import make_submission, solution_answers
-from lesson_submissions import (
-    lesson02,
-    lesson03,
-    lesson04,
-    lesson05,
-    lesson06,
-    lesson07,
-    lesson08,
-    lesson09,
-    lesson10,
-)
+from lesson_submissions import BY_LESSON
 
 from course_build.cell_roles import grade_id, is_code_answer, is_test_cell
 
-MODULES = {
-    module.LESSON: module
-    for module in (lesson02, lesson03, lesson04, lesson05, lesson06, lesson07, lesson08, lesson09, lesson10)
-}
+MODULES = BY_LESSON
 
 
 def _visible_failures(lesson: str, answers: dict[str, str]) -> set[str]:
