@@ -5,14 +5,12 @@ grading, the checker's stand-in for the class asks the kernel to run the adapter
 (``StudentFunction.through_adapter`` and the ``adapter`` field of a ``call`` request).
 """
 
-import json
-
 import numpy as np
 import pytest
 import torch
+from kernel_stand_in import ask_through_json
 from torch import nn
 
-from course_build.checking import wire
 from course_build.checking.checker import run_test_cell
 from transformer_course.adapters import adapted, load_weights, run_attention
 
@@ -54,15 +52,6 @@ def _weights(d_model: int = 4) -> dict[str, np.ndarray]:
         for name in ("q_proj", "k_proj", "v_proj", "out_proj")
         for part in ("weight", "bias")
     }
-
-
-def _kernel(namespace: dict):
-    def ask(request: dict) -> dict:
-        request = json.loads(json.dumps(request))
-        request.pop("printed", None)
-        return json.loads(json.dumps(wire.answer(request, namespace)))
-
-    return ask
 
 
 def test_a_fused_projection_receives_wq_wk_wv_as_its_three_blocks_of_rows():
@@ -140,7 +129,7 @@ def test_while_grading_the_adapter_runs_in_the_kernel_and_only_an_array_comes_ba
         "assert close(_outs[0], EXPECTED) and close(_outs[1], EXPECTED)\n"
         "print('✓ through the adapter')\n"
     )
-    result = run_test_cell(code, ["Fused"], _kernel(namespace))
+    result = run_test_cell(code, ["Fused"], ask_through_json(namespace))
     assert result == {"printed": {"stdout": "✓ through the adapter\n", "stderr": ""}, "error": None}
 
 
@@ -153,6 +142,6 @@ def test_while_grading_an_error_in_the_student_class_reaches_the_test_as_its_typ
         "for n in ('q_proj', 'k_proj', 'v_proj', 'out_proj') for p in ('weight', 'bias')}\n"
         "adapted('attention', Tupled)(_w, _x, _x, _x, n_heads=2)\n"
     )
-    result = run_test_cell(code, ["Tupled"], _kernel(_namespace()))
+    result = run_test_cell(code, ["Tupled"], ask_through_json(_namespace()))
     assert result["error"]["ename"] == "TypeError"
     assert "forward returned a tuple" in result["error"]["evalue"]

@@ -7,10 +7,9 @@ a sampling function's contract. ``call_reporting_inputs`` (behind ``inputs_after
 way a test sees what the function did to its copies.
 """
 
-import json
-
 import numpy as np
 import pytest
+from kernel_stand_in import ask_through_json
 
 from course_build.checking import wire
 from course_build.checking.checker import KernelLink, StudentFunction, run_test_cell
@@ -51,19 +50,8 @@ def _namespace() -> dict:
     return namespace
 
 
-def _kernel(namespace: dict):
-    """An ``ask`` that answers through JSON, as the real kernel and pipes do."""
-
-    def ask(request: dict) -> dict:
-        request = json.loads(json.dumps(request))
-        request.pop("printed", None)
-        return json.loads(json.dumps(wire.answer(request, namespace)))
-
-    return ask
-
-
 def _student(name: str) -> StudentFunction:
-    return StudentFunction(name, KernelLink(_kernel(_namespace())))
+    return StudentFunction(name, KernelLink(ask_through_json(_namespace())))
 
 
 def test_an_array_changed_in_place_stays_as_the_test_wrote_it():
@@ -89,7 +77,7 @@ def test_an_expectation_computed_after_the_call_sees_the_test_own_data():
         "import numpy as np\n_x = np.array([1.0, 2.0, 3.0])\n_got = scale_in_place(_x)\n"
         "assert _got == 2 * _x.sum(), 'wrong total'\n",
         ["scale_in_place"],
-        _kernel(_namespace()),
+        ask_through_json(_namespace()),
     )
     assert result["error"] is None
 

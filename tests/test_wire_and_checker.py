@@ -14,6 +14,7 @@ from queue import Empty
 import numpy as np
 import pytest
 import zmq
+from kernel_stand_in import ask_through_json
 
 from course_build.checking import wire
 from course_build.checking.checker import (
@@ -250,23 +251,10 @@ def _namespace():
     return namespace
 
 
-def _kernel(namespace, replies=None):
-    """An ``ask`` that answers through JSON like the real kernel, or with canned ``replies``."""
-
-    def ask(request):
-        request = json.loads(json.dumps(request))
-        request.pop("printed", None)
-        if replies and request.get("name") in replies:
-            return replies[request["name"]]
-        return json.loads(json.dumps(wire.answer(request, namespace)))
-
-    return ask
-
-
 def _run(code, namespace=None, replies=None):
     namespace = namespace if namespace is not None else _namespace()
     names = sorted(names_used(code) & defined_names(STUDENT_CODE))
-    return run_test_cell(code, names, _kernel(namespace, replies))
+    return run_test_cell(code, names, ask_through_json(namespace, replies))
 
 
 def test_a_correct_function_passes_and_prints_its_confirmation():
@@ -285,7 +273,7 @@ def test_a_failed_assertion_gives_its_message():
     assert result["error"] == {"ename": "AssertionError", "evalue": "rows must sum to 1"}
 
 
-def test_changes_to_an_argument_stay_in_the_kernel():
+def test_changes_to_an_argument_stay_in_theask_through_json():
     result = _run(
         "import numpy as np\n_x = np.array([1.0, 2.0])\nin_place(_x)\n"
         'assert np.array_equal(_x, [1.0, 2.0]), "changed its input"'
@@ -357,7 +345,7 @@ def test_a_return_value_that_is_not_plain_data_fails_even_inside_except_exceptio
 
 
 def test_a_keyboard_interrupt_in_the_function_is_not_a_pass():
-    ask = _kernel(_namespace())
+    ask = ask_through_json(_namespace())
     link = KernelLink(ask)
     with pytest.raises(KeyboardInterrupt):
         StudentFunction("odd", link)(1)  # in the real kernel: the interrupt after a timeout
@@ -372,7 +360,7 @@ def test_a_value_the_grader_cannot_read_fails_the_cell():
 def test_a_name_the_notebook_lacks_is_a_name_error():
     namespace = _namespace()
     del namespace["softmax"]
-    result = run_test_cell("softmax(1)", ["softmax"], _kernel(namespace))
+    result = run_test_cell("softmax(1)", ["softmax"], ask_through_json(namespace))
     assert result["error"] == {"ename": "NameError", "evalue": "name 'softmax' is not defined"}
 
 
@@ -387,13 +375,13 @@ def test_the_test_cannot_be_reached_from_the_function():
     namespace = _namespace()
     exec("def cheat(x):\n    return _oracle(x)\n", namespace)  # noqa: S102
     code = "def _oracle(x):\n    return x\nassert cheat(3) == 3"
-    result = run_test_cell(code, ["cheat"], _kernel(namespace))
+    result = run_test_cell(code, ["cheat"], ask_through_json(namespace))
     assert result["error"] == {"ename": "NameError", "evalue": "name '_oracle' is not defined"}
 
 
 def _counting(namespace):
     """A kernel ``ask`` that also records every request it receives."""
-    requests, ask = [], _kernel(namespace)
+    requests, ask = [], ask_through_json(namespace)
 
     def counted(request):
         requests.append(request)
@@ -439,7 +427,7 @@ def test_call_many_stops_at_the_first_call_that_raises_like_a_loop():
         "try:\n    call_many(fragile, [((_i,), {}) for _i in range(5)])\n"
         "except ValueError as _e:\n    assert str(_e) == 'two'\nelse:\n    raise AssertionError('no error')\n"
     )
-    assert run_test_cell(code, ["fragile"], _kernel(namespace))["error"] is None
+    assert run_test_cell(code, ["fragile"], ask_through_json(namespace))["error"] is None
     assert namespace["seen"] == [0, 1, 2]
 
 
@@ -479,13 +467,13 @@ def test_call_many_in_the_kernel_copies_arguments_but_shares_generators():
 
 
 def test_bound_names_are_plain_values_and_proxies():
-    link = KernelLink(_kernel(_namespace()))
+    link = KernelLink(ask_through_json(_namespace()))
     bound = bind_names(link, ["softmax", "weight_on_key0", "not_there"])
     assert isinstance(bound["softmax"], StudentFunction) and bound["softmax"].__name__ == "softmax"
     assert type(bound["weight_on_key0"]) is np.float64 and "not_there" not in bound
 
 
-def test_after_a_fatal_failure_no_further_call_reaches_the_kernel():
+def test_after_a_fatal_failure_no_further_call_reaches_theask_through_json():
     calls = []
 
     def ask(request):
