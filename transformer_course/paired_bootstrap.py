@@ -40,7 +40,7 @@ class BootstrapComparison:
             f"BLEU {self.baseline} {self.baseline_bleu:.1f}, {self.system} {self.system_bleu:.1f} "
             f"on {self.n_sentences} sentences: {self.system} - {self.baseline} = "
             f"{self.system_bleu - self.baseline_bleu:+.1f}\nover the resamples: mean difference "
-            f"{self.mean_difference:+.1f} BLEU over the resamples, 95% interval [{low:+.1f}, {high:+.1f}], "
+            f"{self.mean_difference:+.1f} BLEU, 95% interval [{low:+.1f}, {high:+.1f}], "
             f"p = {self.p_value:.3f}\n({self.signature})"
         )
 
