@@ -370,6 +370,7 @@ def test_student_install_runs_its_steps_in_order(fake_checkout):
             f"jupyter COURSE_TORCH= server extension disable --sys-prefix nbgrader.server_extensions.{name}"
             for name in ("formgrader", "course_list", "assignment_list")
         ),
+        "python COURSE_TORCH= -m transformer_course.lesson_contents sys_prefix",
         "python COURSE_TORCH= scripts/check_environment.py --next "
         "source .venv/bin/activate && jupyter lab notebooks/",
     ]
@@ -538,6 +539,7 @@ def test_windows_script_mirrors_the_student_install():
         '"labextension", "disable"',
         '"labextension", "lock"',
         "server extension disable --sys-prefix",
+        '"transformer_course.lesson_contents", "sys_prefix"',
         '"scripts\\check_environment.py"',
     ]
     positions = [ps1.find(step) for step in steps]
