@@ -471,6 +471,29 @@ def test_switching_off_the_instructor_tools_is_silent_and_locks_them(tmp_path):
     assert page_config == {"disabledExtensions": plugins, "lockedExtensions": plugins}
 
 
+def test_serving_lessons_for_this_python_is_silent_and_sets_the_contents_manager(tmp_path):
+    """student_tools.sh's real step (user level, a fresh config folder): Jupyter Server is told
+    to serve lessons with this Python's language_info, and the install log gets no line."""
+    config = tmp_path / "jupyter-config"
+    env = {
+        **os.environ,
+        "JUPYTER_CONFIG_DIR": str(config),
+        "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}",
+    }
+    result = subprocess.run(
+        ["bash", "-c", f"source {SCRIPTS / 'student_tools.sh'} && serve_lessons_for_this_python user"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+    assert result.returncode == 0 and result.stdout + result.stderr == "", result.stdout + result.stderr
+    server_config = json.loads((config / "jupyter_server_config.json").read_text(encoding="utf-8"))
+    assert server_config == {
+        "ServerApp": {"contents_manager_class": "transformer_course.lesson_contents.LessonContentsManager"}
+    }
+
+
 # --- the course package's own build: what `pip install -e .` runs ------------------------------
 
 BUILD_HOOKS = """
