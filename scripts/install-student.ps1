@@ -55,5 +55,7 @@ foreach ($Extension in $InstructorServerExtensions) {
     & $Jupyter server extension disable --sys-prefix $Extension *> $null
 }
 $ErrorActionPreference = "Stop"
+# Untouched lessons close without a save prompt on any Python (scripts/student_tools.sh says why).
+Invoke-Checked $Python @("-m", "transformer_course.lesson_contents", "sys_prefix")
 # No backslash before a closing quote: Windows would read it as an escaped quote.
 Invoke-Checked $Python @("scripts\check_environment.py", "--next", ".venv\Scripts\Activate.ps1 ; jupyter lab notebooks")

@@ -14,4 +14,5 @@ quiet_pip install -q --no-deps -e .
 # shellcheck source=scripts/student_tools.sh
 source scripts/student_tools.sh
 disable_instructor_tools sys_prefix
+serve_lessons_for_this_python sys_prefix
 python scripts/check_environment.py --next "source .venv/bin/activate && jupyter lab notebooks/"

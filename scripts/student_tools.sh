@@ -30,3 +30,10 @@ disable_instructor_tools() {
     jupyter server extension disable "$server_flag" "$extension" >/dev/null 2>&1
   done
 }
+
+# JupyterLab marks a lesson modified when the kernel's language_info (its Python version included)
+# differs from the notebook's; serve lessons with this environment's, so that an untouched lesson
+# closes without asking to save on any Python (transformer_course/lesson_contents.py).
+serve_lessons_for_this_python() {
+  python -m transformer_course.lesson_contents "$1"
+}

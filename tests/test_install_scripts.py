@@ -370,6 +370,7 @@ def test_student_install_runs_its_steps_in_order(fake_checkout):
             f"jupyter COURSE_TORCH= server extension disable --sys-prefix nbgrader.server_extensions.{name}"
             for name in ("formgrader", "course_list", "assignment_list")
         ),
+        "python COURSE_TORCH= -m transformer_course.lesson_contents sys_prefix",
         "python COURSE_TORCH= scripts/check_environment.py --next "
         "source .venv/bin/activate && jupyter lab notebooks/",
     ]
@@ -470,6 +471,29 @@ def test_switching_off_the_instructor_tools_is_silent_and_locks_them(tmp_path):
     assert page_config == {"disabledExtensions": plugins, "lockedExtensions": plugins}
 
 
+def test_serving_lessons_for_this_python_is_silent_and_sets_the_contents_manager(tmp_path):
+    """student_tools.sh's real step (user level, a fresh config folder): Jupyter Server is told
+    to serve lessons with this Python's language_info, and the install log gets no line."""
+    config = tmp_path / "jupyter-config"
+    env = {
+        **os.environ,
+        "JUPYTER_CONFIG_DIR": str(config),
+        "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}",
+    }
+    result = subprocess.run(
+        ["bash", "-c", f"source {SCRIPTS / 'student_tools.sh'} && serve_lessons_for_this_python user"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+    assert result.returncode == 0 and result.stdout + result.stderr == "", result.stdout + result.stderr
+    server_config = json.loads((config / "jupyter_server_config.json").read_text(encoding="utf-8"))
+    assert server_config == {
+        "ServerApp": {"contents_manager_class": "transformer_course.lesson_contents.LessonContentsManager"}
+    }
+
+
 # --- the course package's own build: what `pip install -e .` runs ------------------------------
 
 BUILD_HOOKS = """
@@ -538,6 +562,7 @@ def test_windows_script_mirrors_the_student_install():
         '"labextension", "disable"',
         '"labextension", "lock"',
         "server extension disable --sys-prefix",
+        '"transformer_course.lesson_contents", "sys_prefix"',
         '"scripts\\check_environment.py"',
     ]
     positions = [ps1.find(step) for step in steps]

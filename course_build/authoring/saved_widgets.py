@@ -10,6 +10,12 @@ the stored state (its renderer prefers the widget view).
 
 The stored state keeps only the models that some saved output displays, so withholding an output
 (``course_build.authoring.generate``) also withholds what its widgets showed.
+
+A widget's plot is therefore stored twice in a student notebook, in the state and in the picture:
+27% of ``notebooks/``'s bytes (``python benchmarks/notebook_sizes.py``). Both copies have a
+reader: the book, built from these same files, draws widgets from the state (tests/test_book.py,
+tests/browser/test_site.py), and an untrusted notebook in JupyterLab shows only the picture.
+Dropping either would need separate files for the book and for students.
 """
 
 from __future__ import annotations

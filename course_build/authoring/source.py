@@ -38,7 +38,8 @@ COURSE_PYTHON_VERSION = "3.11.7"
 # whole object (version included) with the notebook's and marks the notebook modified when they
 # differ, so a lesson with less than this asks "Save your work?" when closed untouched. Written
 # as a constant, not read from the local kernel, so generated files are the same on every machine;
-# on another Python patch version JupyterLab still sees a change in ``version`` alone.
+# on any other Python the student's JupyterLab serves the lessons with its own kernel's
+# language_info instead (transformer_course/lesson_contents.py), so ``version`` matches there too.
 LANGUAGE_INFO = {
     "codemirror_mode": {"name": "ipython", "version": 3},
     "file_extension": ".py",
