@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pytest
 import torch
+import torch._dynamo  # noqa: F401 - see _time_limit
 
 import transformer_course
 from course_build.authoring.source import build_source_notebook
@@ -197,6 +198,11 @@ class _TooSlow(BaseException):
 
 @contextlib.contextmanager
 def _time_limit(seconds: int) -> Iterator[None]:
+    """Stop a call after ``seconds``. PyTorch imports ``torch._dynamo`` (and sympy with it) on the
+    first module built on the meta device; an alarm that fired inside that import would leave a
+    half-initialized sympy in ``sys.modules`` and fail every later call, so the module is imported
+    up front."""
+
     def stop(_signum, _frame):
         raise _TooSlow
 
