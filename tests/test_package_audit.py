@@ -8,6 +8,11 @@ then calls every public function of every ``transformer_course`` module on the s
 arity, as given and with arrays as PyTorch tensors, and fails when one reproduces all of a graded
 function's recorded outputs. Functions that raise on those inputs, or run past a short time limit,
 do not reproduce anything.
+
+Lesson 8's graded PyTorch classes are audited the same way: the calls its tests make through the
+locked adapters (``adapters.adapted(piece, Class)``) are recorded on the reference classes, and
+every ``nn.Module`` class the package defines, private ones included (an import reaches them just
+as well), is run through the same adapter on the same inputs.
 """
 
 import ast
@@ -29,6 +34,7 @@ import torch
 import torch._dynamo  # noqa: F401 - see _time_limit
 
 import transformer_course
+import transformer_course.adapters
 from course_build.authoring.source import build_source_notebook
 from course_build.cell_roles import grade_id, is_code_answer, is_test_cell
 from course_build.paths import lesson_names
@@ -112,10 +118,99 @@ def graded_functions(lesson: str) -> list[GradedFunction]:
     return graded
 
 
+@dataclass
+class GradedClass:
+    """A class a lesson's solution defines, with the calls its tests made through its adapter."""
+
+    lesson: str
+    name: str
+    cls: type
+    calls: list[tuple[str, tuple, dict, object]] = field(default_factory=list)
+
+
+def graded_classes(lesson: str) -> list[GradedClass]:
+    """Every class of the lesson's solution that its tests run through a locked adapter, with the
+    calls those tests make on the reference class: (piece, arguments, output)."""
+    cells = build_source_notebook(lesson).cells
+    namespace, _ = _solution_namespace(cells)
+    graded = {
+        id(value): GradedClass(lesson, name, value)
+        for name, value in namespace.items()
+        if isinstance(value, type) and issubclass(value, torch.nn.Module) and not name.startswith("_")
+    }
+    locked = transformer_course.adapters.adapted
+    calls_this_cell: dict[int, int] = {}
+
+    def recording_adapted(piece: str, student_class: object) -> Callable:
+        run = locked(piece, student_class)
+        entry = graded.get(id(student_class))
+        if entry is None:
+            return run
+
+        def call(*args, **kwargs):
+            inputs = copy.deepcopy((args, kwargs))
+            result = run(*args, **kwargs)
+            if len(entry.calls) < CALLS_PER_FUNCTION and calls_this_cell.get(id(entry), 0) < CALLS_PER_CELL:
+                calls_this_cell[id(entry)] = calls_this_cell.get(id(entry), 0) + 1
+                entry.calls.append((piece, *inputs, copy.deepcopy(result)))
+            return result
+
+        return call
+
+    transformer_course.adapters.adapted = recording_adapted
+    try:
+        for cell in cells:
+            if cell.cell_type == "code" and "nbgrader" in cell.metadata and is_test_cell(cell):
+                calls_this_cell.clear()
+                with contextlib.redirect_stdout(io.StringIO()), warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    exec(compile(cell.source, grade_id(cell), "exec"), dict(namespace))
+    finally:
+        transformer_course.adapters.adapted = locked
+    return [entry for entry in graded.values() if entry.calls]
+
+
+def package_modules() -> list[types.ModuleType]:
+    return [
+        importlib.import_module(info.name)
+        for info in pkgutil.walk_packages(transformer_course.__path__, "transformer_course.")
+    ]
+
+
+def package_module_classes() -> Iterator[tuple[str, type]]:
+    """``module.name`` and the class, for every ``nn.Module`` class the package defines."""
+    for module in package_modules():
+        for name, value in vars(module).items():
+            if (
+                isinstance(value, type)
+                and issubclass(value, torch.nn.Module)
+                and value.__module__ == module.__name__
+            ):
+                yield f"{module.__name__}.{name}", value
+
+
+def reproduces_class(candidate: type, graded: GradedClass) -> bool:
+    """Whether ``candidate``, run through the same adapter, gives every recorded output."""
+    for piece, args, kwargs, expected in graded.calls:
+        try:
+            with (
+                _time_limit(SECONDS_PER_CALL),
+                contextlib.redirect_stdout(io.StringIO()),
+                contextlib.redirect_stderr(io.StringIO()),
+                warnings.catch_warnings(),
+            ):
+                warnings.simplefilter("ignore")
+                got = transformer_course.adapters.ADAPTERS[piece](candidate, *copy.deepcopy(args), **kwargs)
+        except (_TooSlow, Exception):
+            return False
+        if not _same(got, expected):
+            return False
+    return bool(graded.calls)
+
+
 def public_functions() -> Iterator[tuple[str, Callable]]:
     """``module.name`` and the function, for every public function defined in the package."""
-    for module_info in pkgutil.walk_packages(transformer_course.__path__, "transformer_course."):
-        module = importlib.import_module(module_info.name)
+    for module in package_modules():
         for name, value in vars(module).items():
             if (
                 inspect.isfunction(value)
@@ -274,6 +369,32 @@ def test_no_public_package_function_answers_a_graded_function(
         if reproduces(candidate, g)
     ]
     assert answered == [], "; ".join(answered)
+
+
+@pytest.mark.slow  # builds every package module class on lesson 8's inputs
+def test_no_package_class_answers_a_graded_class(in_a_scratch_directory):
+    candidates = list(package_module_classes())
+    answered = [
+        f"{where} reproduces lesson {g.lesson}'s graded {g.name}"
+        for lesson in lesson_names()
+        for g in graded_classes(lesson)
+        for where, candidate in candidates
+        if reproduces_class(candidate, g)
+    ]
+    assert answered == [], "; ".join(answered)
+
+
+def test_the_class_audit_runs_every_graded_class_on_its_tests_inputs_and_finds_a_copy():
+    graded = {g.name: g for g in graded_classes("08_encoder_decoder")}
+    assert set(graded) == {"MultiHeadAttention", "EncoderLayer", "DecoderLayer", "Embedding"}
+    assert all(len(g.calls) >= 2 for g in graded.values())
+    attention = graded["MultiHeadAttention"]
+
+    class CopiedAttention(attention.cls):  # a package class with the lesson's interface
+        pass
+
+    assert reproduces_class(CopiedAttention, attention)
+    assert not reproduces_class(graded["EncoderLayer"].cls, attention)
 
 
 def test_every_graded_function_was_called_by_its_lesson_tests():
