@@ -119,3 +119,53 @@ def test_a_function_reading_its_own_cells_import_needs_only_the_cells_after_it()
     source = [_code(SETUP), _code("from math import sqrt"), _code(answer, "answer"), _code(TEST, "test")]
     source.insert(3, _code("sqrt = abs  # binds the name the function reads again"))
     assert _skipped_sources(source) == ["from math import sqrt"]
+
+
+FUNCTIONAL = "import torch.nn.functional as F"
+USES_F = (
+    "def double(x):\n    ### BEGIN SOLUTION\n    return np.multiply(2, x) + 0 * F.relu\n    ### END SOLUTION"
+)
+
+
+def _answer_importing(first_line: str) -> str:
+    return f"{first_line}\n{USES_F}"
+
+
+def test_a_demonstration_importing_what_the_answer_imported_already_is_skipped():
+    """Lesson 8's training demo imports F again after the student's cell did: same module, no rebinding."""
+    source = _lesson(answer=_answer_importing(FUNCTIONAL))
+    source.insert(3, _code(f"{FUNCTIONAL}\nlogits = np.zeros(3)"))
+    assert _skipped_sources(source) == [f"{FUNCTIONAL}\nlogits = np.zeros(3)"]
+
+
+@pytest.mark.parametrize(
+    "student_line",
+    [
+        "import torch.nn as F",  # another module under the same name
+        "F = None\nimport torch.nn.functional as F",  # the import may not run: a statement before it
+        "from torch.nn import functional as F\nF = len",  # bound again by something else
+    ],
+)
+def test_a_demonstration_rebinding_a_name_the_student_bound_otherwise_runs(student_line):
+    source = _lesson(answer=_answer_importing(FUNCTIONAL))
+    source.insert(3, _code(FUNCTIONAL))
+    submitted = _lesson(answer=_answer_importing(student_line))
+    submitted.insert(3, _code(FUNCTIONAL))
+    assert FUNCTIONAL not in _skipped_sources(source, submitted)
+
+
+def test_an_import_before_any_running_cell_made_it_still_runs():
+    """The answer reads F, which only a cell of the student's after it imports too: skipping the
+    course's import would leave F unbound when the test calls the answer."""
+    source = _lesson(FUNCTIONAL, answer=USES_F)
+    submitted = _lesson(FUNCTIONAL, answer=USES_F)
+    submitted.append(_code(f"{FUNCTIONAL}  # mine"))  # a cell of the student's own, at the end
+    assert cells_to_skip(source, submitted) == set()
+
+
+def test_importing_a_submodule_is_not_importing_its_package():
+    """``import torch.nn`` binds ``torch`` as ``import torch`` does, but also loads ``torch.nn``."""
+    answer = "import torch\n" + USES_F.replace("F.", "torch.")
+    source = _lesson(answer=answer)
+    source.insert(3, _code("import torch.nn"))
+    assert "import torch.nn" not in _skipped_sources(source)

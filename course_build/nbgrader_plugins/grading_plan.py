@@ -14,7 +14,10 @@ cells are the student's and those kept so far, to a fixed point):
   cell the student added or edited always runs, and so does every answer cell;
 * it binds (imports included) no name that a running cell may read from another cell, nor a
   name the solution cells define. Reads are followed through function bodies, which look names
-  up when called, so a later cell that binds them again runs too;
+  up when called, so a later cell that binds them again runs too. An import that binds a name to
+  what it holds already is no binding: every running cell that binds the name does so by that
+  same import and nothing else (``import torch.nn.functional as F`` in the student's cell and in
+  the course's), and one of them runs before the cell;
 * it changes nothing that a running cell reads: no object bound by another cell that a running
   cell reads (``rows.append(...)``, ``model.eval()``), no attribute or item of it (``np.x = ...``),
   no ``set_...``/``use_...``/save/write call on it (printing and thread settings excepted);
@@ -88,6 +91,7 @@ class _Cell:
         except SyntaxError:
             self.parsed, tree = False, ast.Module(body=[], type_ignores=[])
         self.binds = set().union(*(statement_bindings(s) for s in tree.body))
+        self.binding_sources = _binding_sources(tree)
         self.binds_data = set().union(
             *(statement_bindings(s) for s in tree.body if not isinstance(s, _DEFINITIONS))
         )
@@ -111,6 +115,53 @@ class _Cell:
         # the cell's own statements use the notebook's names (not only inside the functions it defines)
         top_level = [s for s in tree.body if not isinstance(s, ast.FunctionDef | ast.AsyncFunctionDef)]
         self.uses_names_now = bool(_statement_reads(top_level, frozenset()) - BUILTIN_NAMES)
+
+
+def _binding_sources(tree: ast.Module) -> dict[str, set[str | None]]:
+    """How the cell binds each name, anywhere in it: the dotted path a leading import (one that
+    only imports and a docstring come before, so it runs whenever the cell starts) imports
+    (``import torch.nn.functional as F`` and ``from torch.nn import functional as F`` both give
+    ``torch.nn.functional``; ``import torch.nn`` gives ``torch.nn``, not ``torch``), None for every
+    other binding (an assignment, a definition, a parameter, a ``del``, a ``global`` declaration,
+    a relative import, an import after other statements or nested in a block)."""
+    sources: dict[str, set[str | None]] = {}
+    leading_imports: set[int] = set()
+    for position, statement in enumerate(tree.body):
+        is_docstring = (
+            position == 0 and isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Constant)
+        )
+        if isinstance(statement, ast.Import):
+            for alias in statement.names:
+                leading_imports.add(id(alias))
+                bound = alias.asname or alias.name.split(".")[0]
+                sources.setdefault(bound, set()).add(alias.name)
+        elif isinstance(statement, ast.ImportFrom) and statement.level == 0 and statement.module:
+            for alias in statement.names:
+                if alias.name != "*":
+                    leading_imports.add(id(alias))
+                    path = f"{statement.module}.{alias.name}"
+                    sources.setdefault(alias.asname or alias.name, set()).add(path)
+        elif not is_docstring:
+            break
+    for node in ast.walk(tree):
+        names: list[str] = []
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store | ast.Del):
+            names = [node.id]
+        elif isinstance(node, ast.alias) and id(node) not in leading_imports:
+            names = [(node.asname or node.name).split(".")[0]]
+        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            names = [node.name]
+        elif isinstance(node, ast.arg):
+            names = [node.arg]
+        elif isinstance(node, ast.Global | ast.Nonlocal):
+            names = list(node.names)
+        elif isinstance(node, ast.ExceptHandler | ast.MatchAs | ast.MatchStar) and node.name:
+            names = [node.name]
+        elif isinstance(node, ast.MatchMapping) and node.rest:
+            names = [node.rest]
+        for name in names:
+            sources.setdefault(name, set()).add(None)
+    return sources
 
 
 _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Import, ast.ImportFrom)
@@ -292,6 +343,18 @@ def cells_to_skip(source_cells: Sequence[NotebookNode], submitted_cells: Sequenc
         ``index`` binding one of them again changes what those functions find."""
         return set().union(*(cell.reads_after_cell for i, cell in running.items() if i < index))
 
+    def rebinds_what_it_holds(name: str, index: int) -> bool:
+        """Whether the candidate at ``index`` binds ``name`` only by an import that every running
+        cell binding the name makes too, and nothing else, with one of those cells before it: the
+        name holds that object already when the candidate would run."""
+        sources = candidates[index].binding_sources.get(name, {None})
+        if None in sources or len(sources) != 1:
+            return False
+        binders = [i for i, cell in running.items() if name in cell.binding_sources]
+        return any(i < index for i in binders) and all(
+            running[i].binding_sources[name] == sources for i in binders
+        )
+
     def drawn_after(index: int) -> bool:
         """Whether the statements of a running cell after ``index`` may draw random numbers."""
         return any(cell.uses_names_now for i, cell in running.items() if i > index)
@@ -300,8 +363,13 @@ def cells_to_skip(source_cells: Sequence[NotebookNode], submitted_cells: Sequenc
     while changed:
         changed = False
         for index, cell in candidates.items():
+            rebound = {
+                name
+                for name in cell.binds & (needed | read_after(index))
+                if not rebinds_what_it_holds(name, index)
+            }
             if index in running or not (
-                cell.binds & (needed | read_after(index))
+                rebound
                 or "*" in cell.binds
                 or cell.reads & data & needed
                 or cell.touches & needed
