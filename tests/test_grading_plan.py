@@ -169,3 +169,33 @@ def test_importing_a_submodule_is_not_importing_its_package():
     source = _lesson(answer=answer)
     source.insert(3, _code("import torch.nn"))
     assert "import torch.nn" not in _skipped_sources(source)
+
+
+LOCAL_WIDTH_TEST = "def _twice(width):\n    return 2 * width\nassert double(2) == 4 and _twice(1) == 2"
+WIDTH_ANSWER = "width = 3\ndef double(x):\n    ### BEGIN SOLUTION\n    return 2 * x\n    ### END SOLUTION"
+
+
+def _width_lesson(demonstration: str, test: str) -> list[nbformat.NotebookNode]:
+    """A lesson whose answer cell also defines ``width``, after a demonstration binding it."""
+    return [_code(SETUP), _code(demonstration), _code(WIDTH_ANSWER, "answer"), _code(test, "test")]
+
+
+def test_a_literal_bound_to_a_solution_name_no_test_reads_is_skipped():
+    """Lesson 8's parameter-count demo binds d and d_ff, solution names its tests use only as
+    parameters of their own functions: the checker fetches them, the tests never read them."""
+    assert _skipped_sources(_width_lesson("width, depth = 512, 6", LOCAL_WIDTH_TEST)) == [
+        "import numpy as np",
+        "width, depth = 512, 6",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("demonstration", "test"),
+    [
+        ("width = 512", "assert double(2) == 4 and width > 0"),  # the test reads it
+        ("width = np.ones(2)", LOCAL_WIDTH_TEST),  # fetched, and its value might not be readable
+        ("width = 512\nwidth = np.ones(2)", LOCAL_WIDTH_TEST),
+    ],
+)
+def test_a_solution_name_a_test_reads_or_fetches_unreadably_is_bound_by_a_running_cell(demonstration, test):
+    assert demonstration not in _skipped_sources(_width_lesson(demonstration, test))

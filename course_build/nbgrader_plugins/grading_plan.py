@@ -13,8 +13,11 @@ cells are the student's and those kept so far, to a fixed point):
   lesson's nbgrader source notebook (the trusted copy) that is neither an answer nor a test. A
   cell the student added or edited always runs, and so does every answer cell;
 * it binds (imports included) no name that a running cell may read from another cell, nor a
-  name the solution cells define. Reads are followed through function bodies, which look names
-  up when called, so a later cell that binds them again runs too. An import that binds a name to
+  name the solution cells define that a test cell reads. Reads are followed through function
+  bodies, which look names up when called, so a later cell that binds them again runs too. A
+  solution name a test only mentions as a local of its own (the checker fetches it, the test never
+  reads it) may be bound by a skipped cell only to a plain literal (``d, d_ff = 512, 2048``),
+  which the checker can always read. An import that binds a name to
   what it holds already is no binding: every running cell that binds the name does so by that
   same import and nothing else (``import torch.nn.functional as F`` in the student's cell and in
   the course's), and one of them runs before the cell;
@@ -37,11 +40,12 @@ cell keeps no output in the graded notebook.
 import ast
 import builtins
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 from nbformat import NotebookNode
 
 from course_build.cell_roles import is_answer, is_test_cell
+from course_build.checking.checker import names_used
 from course_build.test_cells import parse_cell, solution_names, statement_bindings
 
 # Names through which code reaches the notebook's variables without naming them.
@@ -92,6 +96,7 @@ class _Cell:
             self.parsed, tree = False, ast.Module(body=[], type_ignores=[])
         self.binds = set().union(*(statement_bindings(s) for s in tree.body))
         self.binding_sources = _binding_sources(tree)
+        self.constants = _constant_names(tree)
         self.binds_data = set().union(
             *(statement_bindings(s) for s in tree.body if not isinstance(s, _DEFINITIONS))
         )
@@ -143,11 +148,19 @@ def _binding_sources(tree: ast.Module) -> dict[str, set[str | None]]:
                     sources.setdefault(alias.asname or alias.name, set()).add(path)
         elif not is_docstring:
             break
+    for name, node in _binding_nodes(tree):
+        if not (isinstance(node, ast.alias) and id(node) in leading_imports):
+            sources.setdefault(name, set()).add(None)
+    return sources
+
+
+def _binding_nodes(tree: ast.AST) -> Iterator[tuple[str, ast.AST]]:
+    """Every place the code binds (or unbinds) a name, anywhere, with the node that does it."""
     for node in ast.walk(tree):
         names: list[str] = []
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store | ast.Del):
             names = [node.id]
-        elif isinstance(node, ast.alias) and id(node) not in leading_imports:
+        elif isinstance(node, ast.alias):
             names = [(node.asname or node.name).split(".")[0]]
         elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
             names = [node.name]
@@ -160,8 +173,38 @@ def _binding_sources(tree: ast.Module) -> dict[str, set[str | None]]:
         elif isinstance(node, ast.MatchMapping) and node.rest:
             names = [node.rest]
         for name in names:
-            sources.setdefault(name, set()).add(None)
-    return sources
+            yield name, node
+
+
+def _constant_names(tree: ast.Module) -> set[str]:
+    """Names the cell binds only by top-level assignments of plain literals (``d, d_ff = 512,
+    2048``): whatever runs, the checker can read their values."""
+    literal_targets: set[int] = set()
+    for statement in tree.body:
+        if not isinstance(statement, ast.Assign):
+            continue
+        try:
+            value = ast.literal_eval(statement.value)
+        except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+            continue
+        for target in statement.targets:
+            if isinstance(target, ast.Name) and _plain(value):
+                literal_targets.add(id(target))
+            elif isinstance(target, ast.Tuple | ast.List) and isinstance(value, tuple | list):
+                if len(target.elts) == len(value) and all(isinstance(e, ast.Name) for e in target.elts):
+                    pairs = zip(target.elts, value, strict=True)
+                    literal_targets.update(id(name) for name, item in pairs if _plain(item))
+    constant: dict[str, bool] = {}
+    for name, node in _binding_nodes(tree):
+        constant[name] = constant.get(name, True) and id(node) in literal_targets
+    return {name for name, only_literals in constant.items() if only_literals}
+
+
+def _plain(value: object) -> bool:
+    """A number, string, boolean or None, or a tuple or list of these (what the wire carries)."""
+    if isinstance(value, tuple | list):
+        return all(map(_plain, value))
+    return value is None or isinstance(value, bool | int | float | str)
 
 
 _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Import, ast.ImportFrom)
@@ -317,6 +360,27 @@ def _is_course_cell(cell: NotebookNode) -> bool:
     return cell.cell_type == "code" and not is_answer(cell) and not is_test_cell(cell)
 
 
+def _names_tests_take(
+    source_cells: Sequence[NotebookNode], submitted_cells: Sequence[NotebookNode]
+) -> tuple[set[str], set[str]]:
+    """The solution names the checker fetches from the kernel for the test cells (those their code
+    mentions: ``checker.names_used``), and those of them the tests' code may read (a name a test
+    only uses as a local of its own function is fetched, never read: its value cannot change a
+    verdict, only whether the checker can read it)."""
+    names = solution_names(list(source_cells))
+    asked: set[str] = set()
+    read: set[str] = set()
+    for cell in [*source_cells, *submitted_cells]:
+        if cell.cell_type != "code" or not is_test_cell(cell):
+            continue
+        asked |= names & names_used(cell.source)
+        try:
+            read |= names & global_reads(parse_cell(cell.source))
+        except SyntaxError:
+            read |= names
+    return asked, read
+
+
 def cells_to_skip(source_cells: Sequence[NotebookNode], submitted_cells: Sequence[NotebookNode]) -> set[int]:
     """Indices of ``submitted_cells`` that need not run under grading (see the module's rules).
 
@@ -335,7 +399,8 @@ def cells_to_skip(source_cells: Sequence[NotebookNode], submitted_cells: Sequenc
             running[index] = _Cell(cell.source)
     if any(not cell.parsed or cell.indirect for cell in running.values()):
         return set()
-    needed = solution_names(list(source_cells)).union(*(cell.reads for cell in running.values()))
+    asked, read_by_tests = _names_tests_take(source_cells, submitted_cells)
+    needed = read_by_tests.union(*(cell.reads for cell in running.values()))
     data = set().union(*(cell.binds_data for cell in running.values()))
 
     def read_after(index: int) -> set[str]:
@@ -355,6 +420,11 @@ def cells_to_skip(source_cells: Sequence[NotebookNode], submitted_cells: Sequenc
             running[i].binding_sources[name] == sources for i in binders
         )
 
+    def observed() -> set[str]:
+        """Names whose objects a running cell or a test may look at (a change to one matters):
+        the needed ones, those the checker fetches, those running functions read from their cell."""
+        return needed | asked | set().union(*(cell.reads_after_cell for cell in running.values()))
+
     def drawn_after(index: int) -> bool:
         """Whether the statements of a running cell after ``index`` may draw random numbers."""
         return any(cell.uses_names_now for i, cell in running.items() if i > index)
@@ -370,9 +440,10 @@ def cells_to_skip(source_cells: Sequence[NotebookNode], submitted_cells: Sequenc
             }
             if index in running or not (
                 rebound
+                or (cell.binds & asked) - cell.constants
                 or "*" in cell.binds
-                or cell.reads & data & needed
-                or cell.touches & needed
+                or cell.reads & data & observed()
+                or cell.touches & observed()
                 or (cell.seeds and drawn_after(index))
                 or cell.stateful
             ):
