@@ -199,3 +199,12 @@ def test_a_literal_bound_to_a_solution_name_no_test_reads_is_skipped():
 )
 def test_a_solution_name_a_test_reads_or_fetches_unreadably_is_bound_by_a_running_cell(demonstration, test):
     assert demonstration not in _skipped_sources(_width_lesson(demonstration, test))
+
+
+def test_a_literal_replacing_a_value_the_student_bound_before_it_runs():
+    """Skipped, it would leave the student's own ``width`` for the checker to fetch, which it may
+    not be able to read; run, it replaces it with a number."""
+    source = _width_lesson("width, depth = 512, 6", LOCAL_WIDTH_TEST)
+    submitted = _width_lesson("width, depth = 512, 6", LOCAL_WIDTH_TEST)
+    submitted.insert(1, _code("width = np.ones(2)  # a cell of the student's own"))
+    assert "width, depth = 512, 6" not in _skipped_sources(source, submitted)

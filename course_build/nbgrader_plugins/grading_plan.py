@@ -17,10 +17,10 @@ cells are the student's and those kept so far, to a fixed point):
   bodies, which look names up when called, so a later cell that binds them again runs too. A
   solution name a test only mentions as a local of its own (the checker fetches it, the test never
   reads it) may be bound by a skipped cell only to a plain literal (``d, d_ff = 512, 2048``),
-  which the checker can always read. An import that binds a name to
-  what it holds already is no binding: every running cell that binds the name does so by that
-  same import and nothing else (``import torch.nn.functional as F`` in the student's cell and in
-  the course's), and one of them runs before the cell;
+  which the checker can always read, and only where no running cell before it binds the name.
+  An import that binds a name to what it holds already is no binding: every running cell that
+  binds the name does so by that same import and nothing else (``import torch.nn.functional as
+  F`` in the student's cell and in the course's), and one of them runs before the cell;
 * it changes nothing that a running cell reads: no object bound by another cell that a running
   cell reads (``rows.append(...)``, ``model.eval()``), no attribute or item of it (``np.x = ...``),
   no ``set_...``/``use_...``/save/write call on it (printing and thread settings excepted);
@@ -97,6 +97,18 @@ class _Cell:
         self.binds = set().union(*(statement_bindings(s) for s in tree.body))
         self.binding_sources = _binding_sources(tree)
         self.constants = _constant_names(tree)
+        # what the cell may bind in the notebook's namespace: top-level bindings, names declared
+        # ``global`` and every import (one nested in a ``try`` binds at the top level too)
+        self.global_binds = self.binds | {
+            name
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Global | ast.Import | ast.ImportFrom)
+            for name in (
+                node.names
+                if isinstance(node, ast.Global)
+                else [(alias.asname or alias.name).split(".")[0] for alias in node.names]
+            )
+        }
         self.binds_data = set().union(
             *(statement_bindings(s) for s in tree.body if not isinstance(s, _DEFINITIONS))
         )
@@ -420,6 +432,11 @@ def cells_to_skip(source_cells: Sequence[NotebookNode], submitted_cells: Sequenc
             running[i].binding_sources[name] == sources for i in binders
         )
 
+    def bound_before(index: int) -> set[str]:
+        """Names a running cell before ``index`` may bind: a literal bound to one of them again
+        would replace a value of the student's, which the checker might not read."""
+        return set().union(*(cell.global_binds for i, cell in running.items() if i < index))
+
     def observed() -> set[str]:
         """Names whose objects a running cell or a test may look at (a change to one matters):
         the needed ones, those the checker fetches, those running functions read from their cell."""
@@ -440,7 +457,7 @@ def cells_to_skip(source_cells: Sequence[NotebookNode], submitted_cells: Sequenc
             }
             if index in running or not (
                 rebound
-                or (cell.binds & asked) - cell.constants
+                or (cell.binds & asked) - (cell.constants - bound_before(index))
                 or "*" in cell.binds
                 or cell.reads & data & observed()
                 or cell.touches & observed()
