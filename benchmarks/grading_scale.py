@@ -13,9 +13,11 @@ and the grade sheet (``course_build.report.write_grade_sheet``). The table has t
 seconds of each phase, submissions per minute (over the whole run, generate_assignment included)
 and CPU seconds per submission at each number of workers, and the speed-up of each over 1 worker.
 CPU time counts every process the benchmark starts (kernels in their sandboxes, checkers,
-nbgrader). The sandbox's own cost is measured apart: the time from starting a kernel to its first
-reply, inside the sandbox and without it (median of several starts), and, with
-``--compare-unsandboxed``, the same class graded without the sandbox.
+nbgrader), and is split by process (the student's kernel, the trusted checker and its zygote,
+nbgrader, bubblewrap) where the benchmark has a cgroup of its own. The sandbox's own cost is
+measured apart: the time from starting a kernel to its first reply, inside the sandbox and
+without it (median of several starts), and, with ``--compare-unsandboxed``, the same class graded
+without the sandbox.
 """
 
 import argparse
@@ -25,7 +27,9 @@ import resource
 import statistics
 import sys
 import tempfile
+import threading
 import time
+from collections import Counter
 from pathlib import Path
 
 from jupyter_client.manager import AsyncKernelManager
@@ -86,6 +90,9 @@ class CpuMeter:
         self.source = (
             "a cgroup (cpuacct) of its own" if self.group else "getrusage (undercounts killed kernels)"
         )
+        self.processes = ProcessCpu(self.group) if self.group else None
+        if self.processes:
+            self.processes.start()
         return self
 
     def _current_group(self) -> Path:
@@ -102,7 +109,13 @@ class CpuMeter:
         usage = resource.getrusage(resource.RUSAGE_CHILDREN)
         return usage.ru_utime + usage.ru_stime
 
+    def by_process(self) -> Counter:
+        """CPU seconds so far by kind of process (empty without a cgroup of its own)."""
+        return self.processes.by_kind(self.seconds()) if self.processes else Counter()
+
     def __exit__(self, *exc_info: object) -> None:
+        if self.processes is not None:
+            self.processes.stop()
         if self.group is not None:
             (self.home / "cgroup.procs").write_text(str(os.getpid()))
             self.group.rmdir()
@@ -127,6 +140,65 @@ def kernel_start_seconds(manager_class: type, repeats: int) -> list[float]:
     with tempfile.TemporaryDirectory(prefix="kernel-start-") as tmp:
         (Path(tmp) / "notebook.ipynb").write_text("{}")
         return [asyncio.run(_start_and_reply(manager_class, Path(tmp))) for _ in range(repeats)]
+
+
+# Which process a command line belongs to, first match wins; anything else is "other".
+PROCESS_KINDS = (
+    ("kernel", "ipykernel"),
+    ("checker and zygote", "course_build.checking"),
+    ("nbgrader", "nbgrader"),
+    ("bubblewrap", "bwrap"),
+)
+
+
+class ProcessCpu(threading.Thread):
+    """CPU seconds of the processes in a cgroup, by kind (``PROCESS_KINDS``), sampled from ``/proc``.
+
+    Every ``interval_s`` it reads each process's user and system time. A process keeps its last
+    sample when it ends, so the CPU it used after that sample, and all of a process shorter than
+    one sample, is missed: ``by_kind`` reports it as "missed (short-lived)", the cgroup's total
+    less what the samples saw.
+    """
+
+    def __init__(self, group: Path, interval_s: float = 0.1) -> None:
+        super().__init__(daemon=True)
+        self.group, self.interval_s = group, interval_s
+        self._seconds: dict[str, float] = {}
+        self._kind: dict[str, str] = {}
+        self._tick = os.sysconf("SC_CLK_TCK")
+        self._done = threading.Event()
+        self._lock = threading.Lock()
+
+    def run(self) -> None:
+        while not self._done.wait(self.interval_s):
+            self.sample()
+
+    def sample(self) -> None:
+        for pid in (self.group / "cgroup.procs").read_text().split():
+            try:
+                stat = Path(f"/proc/{pid}/stat").read_text()
+                command = Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace")
+            except OSError:  # it ended
+                continue
+            fields = stat.rsplit(")", 1)[1].split()
+            with self._lock:
+                self._seconds[pid] = (int(fields[11]) + int(fields[12])) / self._tick
+                if command:  # a process that is being replaced (exec) has none for a moment
+                    self._kind[pid] = next((kind for kind, mark in PROCESS_KINDS if mark in command), "other")
+
+    def by_kind(self, total_s: float) -> Counter:
+        """CPU seconds so far by kind; what the samples missed is the rest of ``total_s``."""
+        self.sample()
+        seconds: Counter = Counter()
+        with self._lock:
+            for pid, used in self._seconds.items():
+                seconds[self._kind.get(pid, "other")] += used
+        seconds["missed (short-lived)"] = total_s - sum(seconds.values())
+        return seconds
+
+    def stop(self) -> None:
+        self._done.set()
+        self.join()
 
 
 class PhaseTimings(dict):
@@ -163,7 +235,7 @@ def grade_class(lesson: str, n: int, jobs: int, unsandboxed: bool, meter: CpuMet
     reference submissions with full marks."""
     with tempfile.TemporaryDirectory(prefix="grading-scale-") as tmp:
         submissions = synthetic_class(lesson, n)
-        started, cpu_before = time.perf_counter(), meter.seconds()
+        started, cpu_before, processes_before = time.perf_counter(), meter.seconds(), meter.by_process()
         phases = PhaseTimings(meter)
         course = prepare_course(Path(tmp), lesson)
         phases.lap("generate_assignment")
@@ -177,8 +249,16 @@ def grade_class(lesson: str, n: int, jobs: int, unsandboxed: bool, meter: CpuMet
         write_grade_sheet(course, course / "grades.csv")
         phases.lap("grade sheet")
         wall, cpu = time.perf_counter() - started, meter.seconds() - cpu_before
+        processes = meter.by_process()
+        processes.subtract(processes_before)
     correct = [r.auto_total == r.auto_max for s, r in reports.items() if s.endswith("_correct")]
-    return {"phases": phases, "wall": wall, "cpu": cpu, "full_marks": sum(correct) / len(correct)}
+    return {
+        "phases": phases,
+        "wall": wall,
+        "cpu": cpu,
+        "processes": processes,
+        "full_marks": sum(correct) / len(correct),
+    }
 
 
 def print_table(lesson: str, n: int, label: str, runs: dict[int, dict]) -> None:
@@ -201,6 +281,9 @@ def print_table(lesson: str, n: int, label: str, runs: dict[int, dict]) -> None:
     rates = {j: 60 * n / runs[j]["wall"] for j in jobs}
     row("submissions per minute", [f"{rates[j]:.1f}" for j in jobs])
     row("CPU s per submission", [f"{runs[j]['cpu'] / n:.2f}" for j in jobs])
+    kinds = [kind for kind, _ in PROCESS_KINDS] + ["other", "missed (short-lived)"]
+    for kind in (k for k in kinds if any(k in runs[j]["processes"] for j in jobs)):
+        row(f"  of it {kind}", [f"{runs[j]['processes'][kind] / n:.2f}" for j in jobs])
     row("reference answers, full marks", [f"{100 * runs[j]['full_marks']:.0f} %" for j in jobs])
     if 1 in rates:
         row("speed-up over 1 worker", [f"{rates[j] / rates[1]:.2f}x" for j in jobs])
@@ -214,7 +297,9 @@ def main() -> int:
     parser.add_argument(
         "--jobs", type=int, action="append", help="parallel nbgrader processes, repeatable (default 1 and 2)"
     )
-    parser.add_argument("--starts", type=int, default=5, help="kernel starts to time each way (default 5)")
+    parser.add_argument(
+        "--starts", type=int, default=5, help="kernel starts to time each way (default 5; 0: none)"
+    )
     parser.add_argument(
         "--compare-unsandboxed", action="store_true", help="also grade the class without the sandbox"
     )
@@ -225,14 +310,16 @@ def main() -> int:
 
     with CpuMeter() as meter:
         print(f"CPU time measured with {meter.source}")
-        print("kernel start to first reply (median of", args.starts, "starts):")
+        if args.starts:
+            print("kernel start to first reply (median of", args.starts, "starts):")
         for label, manager_class in (
             ("without sandbox", AsyncKernelManager),
             ("in the sandbox", SandboxedKernelManager),
         ):
-            seconds = kernel_start_seconds(manager_class, args.starts)
-            spread = f"min {min(seconds):.2f} s, max {max(seconds):.2f} s"
-            print(f"  {label:<16} {statistics.median(seconds):.2f} s  ({spread})")
+            seconds = kernel_start_seconds(manager_class, args.starts) if args.starts else []
+            if seconds:
+                spread = f"min {min(seconds):.2f} s, max {max(seconds):.2f} s"
+                print(f"  {label:<16} {statistics.median(seconds):.2f} s  ({spread})")
 
         for lesson in args.lesson or ["03_attention"]:
             sandboxed = {j: grade_class(lesson, args.n, j, unsandboxed=False, meter=meter) for j in jobs}

@@ -185,3 +185,19 @@ def test_without_its_zygote_a_process_falls_back_to_started_checkers(own_zygote)
     later = zygote.start_checker()
     assert type(later) is CheckerProcess  # for the rest of the process
     later.close()
+
+
+def test_a_forked_checker_counts_parameters_on_the_meta_device_without_importing_anything(own_zygote):
+    """Lesson 8's hidden tests count a model's parameters on the meta device; PyTorch imports
+    torch._dynamo (2 s of CPU) on the first such model, which the zygote does once for all."""
+    checker = zygote.start_checker()
+    count = textwrap.dedent("""
+        import sys
+        before = set(sys.modules)
+        from transformer_course.model import TransformerConfig, count_parameters
+        config = TransformerConfig(src_vocab_size=10, tgt_vocab_size=10, d_model=8, n_heads=2, d_ff=16)
+        print(sum(count_parameters(config).values()) > 0, sorted(set(sys.modules) - before))
+    """)
+    assert isinstance(checker, zygote.ForkedChecker)
+    assert _printed(checker, count) == "True []\n"
+    checker.close()

@@ -119,3 +119,92 @@ def test_a_function_reading_its_own_cells_import_needs_only_the_cells_after_it()
     source = [_code(SETUP), _code("from math import sqrt"), _code(answer, "answer"), _code(TEST, "test")]
     source.insert(3, _code("sqrt = abs  # binds the name the function reads again"))
     assert _skipped_sources(source) == ["from math import sqrt"]
+
+
+FUNCTIONAL = "import torch.nn.functional as F"
+USES_F = (
+    "def double(x):\n    ### BEGIN SOLUTION\n    return np.multiply(2, x) + 0 * F.relu\n    ### END SOLUTION"
+)
+
+
+def _answer_importing(first_line: str) -> str:
+    return f"{first_line}\n{USES_F}"
+
+
+def test_a_demonstration_importing_what_the_answer_imported_already_is_skipped():
+    """Lesson 8's training demo imports F again after the student's cell did: same module, no rebinding."""
+    source = _lesson(answer=_answer_importing(FUNCTIONAL))
+    source.insert(3, _code(f"{FUNCTIONAL}\nlogits = np.zeros(3)"))
+    assert _skipped_sources(source) == [f"{FUNCTIONAL}\nlogits = np.zeros(3)"]
+
+
+@pytest.mark.parametrize(
+    "student_line",
+    [
+        "import torch.nn as F",  # another module under the same name
+        "F = None\nimport torch.nn.functional as F",  # the import may not run: a statement before it
+        "from torch.nn import functional as F\nF = len",  # bound again by something else
+    ],
+)
+def test_a_demonstration_rebinding_a_name_the_student_bound_otherwise_runs(student_line):
+    source = _lesson(answer=_answer_importing(FUNCTIONAL))
+    source.insert(3, _code(FUNCTIONAL))
+    submitted = _lesson(answer=_answer_importing(student_line))
+    submitted.insert(3, _code(FUNCTIONAL))
+    assert FUNCTIONAL not in _skipped_sources(source, submitted)
+
+
+def test_an_import_before_any_running_cell_made_it_still_runs():
+    """The answer reads F, which only a cell of the student's after it imports too: skipping the
+    course's import would leave F unbound when the test calls the answer."""
+    source = _lesson(FUNCTIONAL, answer=USES_F)
+    submitted = _lesson(FUNCTIONAL, answer=USES_F)
+    submitted.append(_code(f"{FUNCTIONAL}  # mine"))  # a cell of the student's own, at the end
+    assert cells_to_skip(source, submitted) == set()
+
+
+def test_importing_a_submodule_is_not_importing_its_package():
+    """``import torch.nn`` binds ``torch`` as ``import torch`` does, but also loads ``torch.nn``."""
+    answer = "import torch\n" + USES_F.replace("F.", "torch.")
+    source = _lesson(answer=answer)
+    source.insert(3, _code("import torch.nn"))
+    assert "import torch.nn" not in _skipped_sources(source)
+
+
+LOCAL_WIDTH_TEST = "def _twice(width):\n    return 2 * width\nassert double(2) == 4 and _twice(1) == 2"
+WIDTH_ANSWER = "width = 3\ndef double(x):\n    ### BEGIN SOLUTION\n    return 2 * x\n    ### END SOLUTION"
+
+
+def _width_lesson(demonstration: str, test: str) -> list[nbformat.NotebookNode]:
+    """A lesson whose answer cell also defines ``width``, after a demonstration binding it."""
+    return [_code(SETUP), _code(demonstration), _code(WIDTH_ANSWER, "answer"), _code(test, "test")]
+
+
+def test_a_literal_bound_to_a_solution_name_no_test_reads_is_skipped():
+    """Lesson 8's parameter-count demo binds d and d_ff, solution names its tests use only as
+    parameters of their own functions: the checker fetches them, the tests never read them."""
+    assert _skipped_sources(_width_lesson("width, depth = 512, 6", LOCAL_WIDTH_TEST)) == [
+        "import numpy as np",
+        "width, depth = 512, 6",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("demonstration", "test"),
+    [
+        ("width = 512", "assert double(2) == 4 and width > 0"),  # the test reads it
+        ("width = np.ones(2)", LOCAL_WIDTH_TEST),  # fetched, and its value might not be readable
+        ("width = 512\nwidth = np.ones(2)", LOCAL_WIDTH_TEST),
+    ],
+)
+def test_a_solution_name_a_test_reads_or_fetches_unreadably_is_bound_by_a_running_cell(demonstration, test):
+    assert demonstration not in _skipped_sources(_width_lesson(demonstration, test))
+
+
+def test_a_literal_replacing_a_value_the_student_bound_before_it_runs():
+    """Skipped, it would leave the student's own ``width`` for the checker to fetch, which it may
+    not be able to read; run, it replaces it with a number."""
+    source = _width_lesson("width, depth = 512, 6", LOCAL_WIDTH_TEST)
+    submitted = _width_lesson("width, depth = 512, 6", LOCAL_WIDTH_TEST)
+    submitted.insert(1, _code("width = np.ones(2)  # a cell of the student's own"))
+    assert "width, depth = 512, 6" not in _skipped_sources(source, submitted)

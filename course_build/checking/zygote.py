@@ -45,7 +45,17 @@ from course_build.checking.checker import CheckerProcess, checker_environment
 
 # What the lessons' test cells import (numpy, torch and its functional API, the strict helpers,
 # the model for the PyTorch oracles), imported once in the zygote instead of once per notebook.
-PRELOADED = ("numpy", "torch", "torch.nn.functional", "transformer_course.checks", "transformer_course.model")
+# ``torch._dynamo`` (and sympy under it) is what PyTorch imports on the first module built on the
+# meta device: lesson 8's parameter counts (``count_parameters``) paid about 2 s of CPU for it in
+# every notebook.
+PRELOADED = (
+    "numpy",
+    "torch",
+    "torch.nn.functional",
+    "torch._dynamo",
+    "transformer_course.checks",
+    "transformer_course.model",
+)
 START_TIMEOUT_S = 120.0  # the first answer waits for the imports, slow on a loaded machine
 FORK_TIMEOUT_S = 30.0
 EXIT_TIMEOUT_S = 5.0

@@ -13,8 +13,14 @@ cells are the student's and those kept so far, to a fixed point):
   lesson's nbgrader source notebook (the trusted copy) that is neither an answer nor a test. A
   cell the student added or edited always runs, and so does every answer cell;
 * it binds (imports included) no name that a running cell may read from another cell, nor a
-  name the solution cells define. Reads are followed through function bodies, which look names
-  up when called, so a later cell that binds them again runs too;
+  name the solution cells define that a test cell reads. Reads are followed through function
+  bodies, which look names up when called, so a later cell that binds them again runs too. A
+  solution name a test only mentions as a local of its own (the checker fetches it, the test never
+  reads it) may be bound by a skipped cell only to a plain literal (``d, d_ff = 512, 2048``),
+  which the checker can always read, and only where no running cell before it binds the name.
+  An import that binds a name to what it holds already is no binding: every running cell that
+  binds the name does so by that same import and nothing else (``import torch.nn.functional as
+  F`` in the student's cell and in the course's), and one of them runs before the cell;
 * it changes nothing that a running cell reads: no object bound by another cell that a running
   cell reads (``rows.append(...)``, ``model.eval()``), no attribute or item of it (``np.x = ...``),
   no ``set_...``/``use_...``/save/write call on it (printing and thread settings excepted);
@@ -34,11 +40,12 @@ cell keeps no output in the graded notebook.
 import ast
 import builtins
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 from nbformat import NotebookNode
 
 from course_build.cell_roles import is_answer, is_test_cell
+from course_build.checking.checker import names_used
 from course_build.test_cells import parse_cell, solution_names, statement_bindings
 
 # Names through which code reaches the notebook's variables without naming them.
@@ -88,6 +95,20 @@ class _Cell:
         except SyntaxError:
             self.parsed, tree = False, ast.Module(body=[], type_ignores=[])
         self.binds = set().union(*(statement_bindings(s) for s in tree.body))
+        self.binding_sources = _binding_sources(tree)
+        self.constants = _constant_names(tree)
+        # what the cell may bind in the notebook's namespace: top-level bindings, names declared
+        # ``global`` and every import (one nested in a ``try`` binds at the top level too)
+        self.global_binds = self.binds | {
+            name
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Global | ast.Import | ast.ImportFrom)
+            for name in (
+                node.names
+                if isinstance(node, ast.Global)
+                else [(alias.asname or alias.name).split(".")[0] for alias in node.names]
+            )
+        }
         self.binds_data = set().union(
             *(statement_bindings(s) for s in tree.body if not isinstance(s, _DEFINITIONS))
         )
@@ -111,6 +132,91 @@ class _Cell:
         # the cell's own statements use the notebook's names (not only inside the functions it defines)
         top_level = [s for s in tree.body if not isinstance(s, ast.FunctionDef | ast.AsyncFunctionDef)]
         self.uses_names_now = bool(_statement_reads(top_level, frozenset()) - BUILTIN_NAMES)
+
+
+def _binding_sources(tree: ast.Module) -> dict[str, set[str | None]]:
+    """How the cell binds each name, anywhere in it: the dotted path a leading import (one that
+    only imports and a docstring come before, so it runs whenever the cell starts) imports
+    (``import torch.nn.functional as F`` and ``from torch.nn import functional as F`` both give
+    ``torch.nn.functional``; ``import torch.nn`` gives ``torch.nn``, not ``torch``), None for every
+    other binding (an assignment, a definition, a parameter, a ``del``, a ``global`` declaration,
+    a relative import, an import after other statements or nested in a block)."""
+    sources: dict[str, set[str | None]] = {}
+    leading_imports: set[int] = set()
+    for position, statement in enumerate(tree.body):
+        is_docstring = (
+            position == 0 and isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Constant)
+        )
+        if isinstance(statement, ast.Import):
+            for alias in statement.names:
+                leading_imports.add(id(alias))
+                bound = alias.asname or alias.name.split(".")[0]
+                sources.setdefault(bound, set()).add(alias.name)
+        elif isinstance(statement, ast.ImportFrom) and statement.level == 0 and statement.module:
+            for alias in statement.names:
+                if alias.name != "*":
+                    leading_imports.add(id(alias))
+                    path = f"{statement.module}.{alias.name}"
+                    sources.setdefault(alias.asname or alias.name, set()).add(path)
+        elif not is_docstring:
+            break
+    for name, node in _binding_nodes(tree):
+        if not (isinstance(node, ast.alias) and id(node) in leading_imports):
+            sources.setdefault(name, set()).add(None)
+    return sources
+
+
+def _binding_nodes(tree: ast.AST) -> Iterator[tuple[str, ast.AST]]:
+    """Every place the code binds (or unbinds) a name, anywhere, with the node that does it."""
+    for node in ast.walk(tree):
+        names: list[str] = []
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store | ast.Del):
+            names = [node.id]
+        elif isinstance(node, ast.alias):
+            names = [(node.asname or node.name).split(".")[0]]
+        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            names = [node.name]
+        elif isinstance(node, ast.arg):
+            names = [node.arg]
+        elif isinstance(node, ast.Global | ast.Nonlocal):
+            names = list(node.names)
+        elif isinstance(node, ast.ExceptHandler | ast.MatchAs | ast.MatchStar) and node.name:
+            names = [node.name]
+        elif isinstance(node, ast.MatchMapping) and node.rest:
+            names = [node.rest]
+        for name in names:
+            yield name, node
+
+
+def _constant_names(tree: ast.Module) -> set[str]:
+    """Names the cell binds only by top-level assignments of plain literals (``d, d_ff = 512,
+    2048``): whatever runs, the checker can read their values."""
+    literal_targets: set[int] = set()
+    for statement in tree.body:
+        if not isinstance(statement, ast.Assign):
+            continue
+        try:
+            value = ast.literal_eval(statement.value)
+        except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+            continue
+        for target in statement.targets:
+            if isinstance(target, ast.Name) and _plain(value):
+                literal_targets.add(id(target))
+            elif isinstance(target, ast.Tuple | ast.List) and isinstance(value, tuple | list):
+                if len(target.elts) == len(value) and all(isinstance(e, ast.Name) for e in target.elts):
+                    pairs = zip(target.elts, value, strict=True)
+                    literal_targets.update(id(name) for name, item in pairs if _plain(item))
+    constant: dict[str, bool] = {}
+    for name, node in _binding_nodes(tree):
+        constant[name] = constant.get(name, True) and id(node) in literal_targets
+    return {name for name, only_literals in constant.items() if only_literals}
+
+
+def _plain(value: object) -> bool:
+    """A number, string, boolean or None, or a tuple or list of these (what the wire carries)."""
+    if isinstance(value, tuple | list):
+        return all(map(_plain, value))
+    return value is None or isinstance(value, bool | int | float | str)
 
 
 _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Import, ast.ImportFrom)
@@ -266,6 +372,27 @@ def _is_course_cell(cell: NotebookNode) -> bool:
     return cell.cell_type == "code" and not is_answer(cell) and not is_test_cell(cell)
 
 
+def _names_tests_take(
+    source_cells: Sequence[NotebookNode], submitted_cells: Sequence[NotebookNode]
+) -> tuple[set[str], set[str]]:
+    """The solution names the checker fetches from the kernel for the test cells (those their code
+    mentions: ``checker.names_used``), and those of them the tests' code may read (a name a test
+    only uses as a local of its own function is fetched, never read: its value cannot change a
+    verdict, only whether the checker can read it)."""
+    names = solution_names(list(source_cells))
+    asked: set[str] = set()
+    read: set[str] = set()
+    for cell in [*source_cells, *submitted_cells]:
+        if cell.cell_type != "code" or not is_test_cell(cell):
+            continue
+        asked |= names & names_used(cell.source)
+        try:
+            read |= names & global_reads(parse_cell(cell.source))
+        except SyntaxError:
+            read |= names
+    return asked, read
+
+
 def cells_to_skip(source_cells: Sequence[NotebookNode], submitted_cells: Sequence[NotebookNode]) -> set[int]:
     """Indices of ``submitted_cells`` that need not run under grading (see the module's rules).
 
@@ -284,13 +411,36 @@ def cells_to_skip(source_cells: Sequence[NotebookNode], submitted_cells: Sequenc
             running[index] = _Cell(cell.source)
     if any(not cell.parsed or cell.indirect for cell in running.values()):
         return set()
-    needed = solution_names(list(source_cells)).union(*(cell.reads for cell in running.values()))
+    asked, read_by_tests = _names_tests_take(source_cells, submitted_cells)
+    needed = read_by_tests.union(*(cell.reads for cell in running.values()))
     data = set().union(*(cell.binds_data for cell in running.values()))
 
     def read_after(index: int) -> set[str]:
         """Names running cells before ``index`` read at call time from their own cell: a cell at
         ``index`` binding one of them again changes what those functions find."""
         return set().union(*(cell.reads_after_cell for i, cell in running.items() if i < index))
+
+    def rebinds_what_it_holds(name: str, index: int) -> bool:
+        """Whether the candidate at ``index`` binds ``name`` only by an import that every running
+        cell binding the name makes too, and nothing else, with one of those cells before it: the
+        name holds that object already when the candidate would run."""
+        sources = candidates[index].binding_sources.get(name, {None})
+        if None in sources or len(sources) != 1:
+            return False
+        binders = [i for i, cell in running.items() if name in cell.binding_sources]
+        return any(i < index for i in binders) and all(
+            running[i].binding_sources[name] == sources for i in binders
+        )
+
+    def bound_before(index: int) -> set[str]:
+        """Names a running cell before ``index`` may bind: a literal bound to one of them again
+        would replace a value of the student's, which the checker might not read."""
+        return set().union(*(cell.global_binds for i, cell in running.items() if i < index))
+
+    def observed() -> set[str]:
+        """Names whose objects a running cell or a test may look at (a change to one matters):
+        the needed ones, those the checker fetches, those running functions read from their cell."""
+        return needed | asked | set().union(*(cell.reads_after_cell for cell in running.values()))
 
     def drawn_after(index: int) -> bool:
         """Whether the statements of a running cell after ``index`` may draw random numbers."""
@@ -300,11 +450,17 @@ def cells_to_skip(source_cells: Sequence[NotebookNode], submitted_cells: Sequenc
     while changed:
         changed = False
         for index, cell in candidates.items():
+            rebound = {
+                name
+                for name in cell.binds & (needed | read_after(index))
+                if not rebinds_what_it_holds(name, index)
+            }
             if index in running or not (
-                cell.binds & (needed | read_after(index))
+                rebound
+                or (cell.binds & asked) - (cell.constants - bound_before(index))
                 or "*" in cell.binds
-                or cell.reads & data & needed
-                or cell.touches & needed
+                or cell.reads & data & observed()
+                or cell.touches & observed()
                 or (cell.seeds and drawn_after(index))
                 or cell.stateful
             ):
