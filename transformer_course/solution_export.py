@@ -173,20 +173,19 @@ def _history() -> list[str]:
 
 def export_solutions(
     lesson: int, names: Sequence[str], path: str | Path = EXPORT_FILE, cells: Sequence[str] | None = None
-) -> list[str]:
-    """Write ``lesson``'s block of ``path`` from the cells that define ``names``; print and return
-    one line per name. ``cells`` defaults to the kernel's history. Other lessons' blocks are kept.
+) -> None:
+    """Write ``lesson``'s block of ``path`` from the cells that define ``names`` and print one line
+    per name. ``cells`` defaults to the kernel's history. Other lessons' blocks are kept.
 
-    While grading nothing is written, and the one line returned says so.
+    While grading nothing is read, written or printed.
     """
     if is_grading():
-        return ["grading: nothing exported"]
+        return
     block, report = lesson_block(lesson, names, _history() if cells is None else cells)
     path = Path(path)
     blocks = read_blocks(path.read_text(encoding="utf-8")) if path.is_file() else {}
     blocks[lesson] = block
     path.write_text(HEADER + "".join(f"\n\n{blocks[k]}" for k in sorted(blocks)), encoding="utf-8")
-    report.append(f"written to {path.resolve()}")
+    report.append(f"written to {path}")
     for line in report:
         print(line)
-    return report
