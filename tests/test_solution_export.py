@@ -90,3 +90,23 @@ def test_nothing_is_written_while_grading(tmp_path, monkeypatch, capsys):
 def test_outside_a_kernel_the_history_is_asked_for_in_one_line(tmp_path):
     with pytest.raises(RuntimeError, match="run it in a Jupyter kernel"):
         export_solutions(8, ["MultiHeadAttention"], tmp_path / "m.py")
+
+
+def test_a_kernels_history_is_read_with_its_magics_translated(tmp_path, capsys):
+    from IPython.core.interactiveshell import InteractiveShell
+    from traitlets.config import Config
+
+    config = Config()
+    config.HistoryManager.hist_file = ":memory:"
+    shell = InteractiveShell.instance(config=config)
+    try:
+        shell.run_cell("def learning_rate(step):\n    return 1.0\n", store_history=True)
+        shell.run_cell("%time x = 1\ndef learning_rate(step):\n    return 2.0\n", store_history=True)
+        shell.run_cell("print(learning_rate(1))", store_history=True)
+        export_solutions(9, ["learning_rate"], tmp_path / "my_transformer.py")
+    finally:
+        InteractiveShell.clear_instance()
+    namespace: dict = {}
+    exec((tmp_path / "my_transformer.py").read_text(encoding="utf-8"), namespace)
+    assert namespace["learning_rate"](1) == 2.0  # the latest definition; the magic line left out
+    assert "learning_rate: exported" in capsys.readouterr().out
