@@ -185,3 +185,21 @@ def test_the_student_loss_is_compared_with_pytorchs_on_a_real_batch(exported):
     )
     assert check.yours == pytest.approx(check.pytorch, rel=1e-6)
     assert np.isfinite(check.yours) and check.yours > 1.0
+
+
+def test_the_blank_release_falls_back_to_every_course_piece_and_still_assembles(tmp_path, capsys):
+    import nbformat
+
+    from course_build.paths import NOTEBOOKS_DIR
+
+    path = tmp_path / "my_transformer.py"
+    for lesson, names in ((8, CLASSES), (9, FUNCTIONS)):
+        notebook = nbformat.read(next(NOTEBOOKS_DIR.glob(f"0{lesson}_*.ipynb")), as_version=4)
+        cells = [cell.source for cell in notebook.cells if cell.cell_type == "code"]
+        export_solutions(lesson, names, path, cells=cells)
+    assert capsys.readouterr().out.count("still raises NotImplementedError") == len(CLASSES + FUNCTIONS)
+    chosen = choose_pieces(path)
+    assert not any(chosen.yours.values())
+    assert all("not written yet (it raises NotImplementedError)" in line for line in chosen.lines)
+    assert chosen.pieces == COURSE_PIECES
+    assert isinstance(assemble(chosen.pieces, preset("tiny").model), Transformer)
