@@ -110,3 +110,16 @@ def test_a_kernels_history_is_read_with_its_magics_translated(tmp_path, capsys):
     exec((tmp_path / "my_transformer.py").read_text(encoding="utf-8"), namespace)
     assert namespace["learning_rate"](1) == 2.0  # the latest definition; the magic line left out
     assert "learning_rate: exported" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("arguments", "error", "message"),
+    [
+        ((8, "MultiHeadAttention", "m.py"), TypeError, "a list of the names"),
+        (("8", ["MultiHeadAttention"], "m.py"), TypeError, "a lesson number"),
+        ((8, ["MultiHeadAttention"], "notes.txt"), ValueError, "must be a Python file"),
+    ],
+)
+def test_odd_arguments_get_one_line_errors(arguments, error, message):
+    with pytest.raises(error, match=message):
+        export_solutions(*arguments, cells=[])

@@ -203,3 +203,17 @@ def test_the_blank_release_falls_back_to_every_course_piece_and_still_assembles(
     assert all("not written yet (it raises NotImplementedError)" in line for line in chosen.lines)
     assert chosen.pieces == COURSE_PIECES
     assert isinstance(assemble(chosen.pieces, preset("tiny").model), Transformer)
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (lambda: train_your_translator("the cat sat"), "expected the path of the export file"),
+        (lambda: train_your_translator("my_transformer.py", train="yes"), "train must be True or False"),
+        (lambda: choose_pieces(3), "expected the path of the export file"),
+        (lambda: assemble(COURSE_PIECES, "quick"), "a TransformerConfig"),
+    ],
+)
+def test_odd_arguments_get_one_line_errors(call, message):
+    with pytest.raises((TypeError, ValueError), match=message):
+        call()

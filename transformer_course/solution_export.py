@@ -181,6 +181,10 @@ def export_solutions(
     """
     if is_grading():
         return
+    if not isinstance(lesson, int) or isinstance(names, str) or not all(isinstance(n, str) for n in names):
+        raise TypeError("export_solutions takes a lesson number and a list of the names to export")
+    if not isinstance(path, (str, Path)) or not str(path).endswith(".py"):
+        raise ValueError(f"the export file must be a Python file, such as {EXPORT_FILE!r}; got {path!r:.60}")
     block, report = lesson_block(lesson, names, _history() if cells is None else cells)
     path = Path(path)
     blocks = read_blocks(path.read_text(encoding="utf-8")) if path.is_file() else {}

@@ -142,6 +142,15 @@ COURSE_PIECES: dict[str, Any] = {
 # --- loading ------------------------------------------------------------------------------------
 
 
+def export_path(path: object) -> Path:
+    """``path`` as a Path, after checking that it names a Python file (the export file)."""
+    if not isinstance(path, (str, Path)) or not str(path).endswith(".py"):
+        raise ValueError(
+            f"expected the path of the export file, such as 'my_transformer.py'; got {path!r:.60}"
+        )
+    return Path(path)
+
+
 def load_pieces(path: str | Path) -> tuple[dict[str, Any], dict[str, str]]:
     """The names ``path`` defines, and a one-line problem for each piece it cannot provide.
 
@@ -150,7 +159,7 @@ def load_pieces(path: str | Path) -> tuple[dict[str, Any], dict[str, str]]:
     each other (``MultiHeadAttention`` inside the layers) in it, which is how a course piece takes
     the place of a student's one.
     """
-    path = Path(path)
+    path = export_path(path)
     if not path.is_file():
         reason = f"{path.name} does not exist yet: run the export cells of lessons 8 and 9"
         return {}, dict.fromkeys(PIECES, reason)
@@ -278,6 +287,8 @@ def _check_beam_step(student: Callable) -> str | None:
 
 def check_piece(name: str, student: Any) -> str | None:
     """None when ``student`` agrees with the course's piece ``name``; else why not, in one line."""
+    if name not in PIECES:
+        raise ValueError(f"no piece named {name!r:.60}; the pieces are {', '.join(PIECES)}")
     try:
         if name in CLASSES:
             return _check_class(name, student)
@@ -379,6 +390,10 @@ def assemble(classes: dict[str, Any], config: course.TransformerConfig) -> cours
     Lesson 8's classes are the paper's model: post-norm, sinusoidal positions, dropout only where
     section 5.4 puts it.
     """
+    if not isinstance(config, course.TransformerConfig) or not isinstance(classes, dict):
+        raise TypeError(
+            "assemble takes the pieces by name (a dict, as ChosenPieces.pieces) and a TransformerConfig"
+        )
     paper = course.TransformerConfig(config.src_vocab_size, config.tgt_vocab_size)
     changed = [option for option in _PAPER_OPTIONS if getattr(config, option) != getattr(paper, option)]
     if changed:

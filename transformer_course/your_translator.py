@@ -36,7 +36,7 @@ from transformer_course.step_progress import StepProgress
 from transformer_course.tokenization import SubwordTokenizer
 from transformer_course.training import PreparedData, StepCallback, Trainer, prepare_data
 from transformer_course.translator import Translator, load_translator
-from transformer_course.your_pieces import ChosenPieces, assemble, choose_pieces
+from transformer_course.your_pieces import ChosenPieces, assemble, choose_pieces, export_path
 
 BeamStep = Callable[..., tuple]
 
@@ -73,6 +73,8 @@ def search_with_step(
 ) -> list[int]:
     """Beam search of one ``(1, S)`` sentence, ``step`` (lesson 9's ``beam_step``) choosing each
     step's beams; stops as lesson 9's loop and the course's ``beam_search`` do. Ids without BOS."""
+    if not isinstance(model, Transformer) or not callable(step):
+        raise TypeError("search_with_step takes a Transformer and a beam step function")
     best_possible_lp = ((5 + max_len) / 6) ** alpha
     was_training = model.training
     model.eval()
@@ -107,6 +109,8 @@ def beam_scores(
     progress: bool = True,
 ) -> Scores:
     """BLEU and chrF of beam search (beam 4, alpha 0.6) with ``step`` on ``pairs``, sentence by sentence."""
+    if not isinstance(model, Transformer) or not isinstance(tokenizer, SubwordTokenizer):
+        raise TypeError("beam_scores takes a Transformer and its SubwordTokenizer")
     device = next(model.parameters()).device
     shown = StepProgress(label, len(pairs), enabled=progress, unit="sentence")
     hypotheses = []
@@ -123,6 +127,8 @@ def beam_scores(
 def check_loss(model: Transformer, batch: Batch, loss: Callable, epsilon: float, when: str) -> LossCheck:
     """``loss`` (the student's NumPy loss) and PyTorch's on the model's logits for ``batch``,
     in evaluation mode so that both see the same numbers."""
+    if not isinstance(model, Transformer) or not isinstance(batch, Batch):
+        raise TypeError("check_loss takes a Transformer and a Batch of the training data")
     device = next(model.parameters()).device
     batch = batch.to(device)
     was_training = model.training
@@ -155,6 +161,11 @@ def train_your_translator(
     """
     if is_grading():
         return None
+    export_path(path)
+    if not isinstance(train, bool) or not (settings is None or isinstance(settings, TrainSettings)):
+        raise TypeError(
+            "train must be True or False, and settings a TrainSettings (or None for the quick preset)"
+        )
     chosen = choose_pieces(path)
     for line in chosen.lines:
         print(line)
