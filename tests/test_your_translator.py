@@ -217,3 +217,15 @@ def test_the_blank_release_falls_back_to_every_course_piece_and_still_assembles(
 def test_odd_arguments_get_one_line_errors(call, message):
     with pytest.raises((TypeError, ValueError), match=message):
         call()
+
+
+@pytest.mark.parametrize(
+    ("lesson", "number", "names"), [("08_encoder_decoder", 8, CLASSES), ("09_translator", 9, FUNCTIONS)]
+)
+def test_each_lessons_export_cell_saves_the_pieces_the_run_loads(lesson, number, names):
+    from course_build.paths import lesson_source
+
+    call = (
+        f"export_solutions({number}, [{', '.join(repr(name).replace(chr(39), chr(34)) for name in names)}])"
+    )
+    assert call in lesson_source(lesson).read_text(encoding="utf-8")
