@@ -147,6 +147,15 @@ def test_a_block_that_fails_to_run_loses_only_its_lesson(exported):
     assert "NameError: name 'undefined_name' is not defined" in chosen.lines[-1]
 
 
+def test_an_error_names_its_line_in_the_file(exported):
+    _replace(exported, "return float(per_position[keep].sum() / keep.sum())", "return float(missing_name)")
+    chosen = choose_pieces(exported)
+    line = next(line for line in chosen.lines if "label_smoothed_cross_entropy" in line)
+    lines = exported.read_text(encoding="utf-8").splitlines()
+    number = next(i for i, text in enumerate(lines, start=1) if "missing_name" in text)
+    assert f"NameError: name 'missing_name' is not defined (line {number} of my_transformer.py)" in line
+
+
 def test_the_search_with_the_lesson_step_is_the_course_beam_search():
     translator = load_translator(shipped_checkpoint("translator_quick.pt"), device="cpu")
     model, tokenizer = translator.model, translator.tokenizer

@@ -172,8 +172,10 @@ def load_pieces(path: str | Path) -> tuple[dict[str, Any], dict[str, str]]:
         if lesson not in blocks:
             problems.update(dict.fromkeys(names, f"lesson {lesson}'s export cell has not written it"))
             continue
+        # Blank lines in front keep the line numbers of the file, which error messages quote.
+        lines_before = text[: max(text.find(blocks[lesson]), 0)].count("\n")
         try:
-            exec(compile(blocks[lesson], str(path), "exec"), namespace)
+            exec(compile("\n" * lines_before + blocks[lesson], str(path), "exec"), namespace)
         except Exception as error:  # any error in the student's code is reported, not raised
             problems.update(dict.fromkeys(names, f"lesson {lesson}'s block fails to run: {_one_line(error)}"))
     for name in PIECES:
