@@ -6,12 +6,13 @@ The reference solutions of lessons 8 and 9 are exported through the lessons' own
 one line and replaced by the course's.
 """
 
+import nbformat
 import numpy as np
 import pytest
 import torch
 
-from course_build.authoring.source import build_source_notebook
 from course_build.cell_roles import is_code_answer
+from course_build.paths import solution_notebook
 from transformer_course.checkpoint import shipped_checkpoint
 from transformer_course.decoding import beam_search
 from transformer_course.model import Transformer
@@ -35,7 +36,8 @@ UNWRITTEN_FORWARD = (
 
 
 def _solution_cells(lesson: str) -> list[str]:
-    notebook = build_source_notebook(lesson)
+    """The lesson's solution cells, as a kernel that ran the solutions notebook holds them."""
+    notebook = nbformat.read(solution_notebook(lesson), as_version=4)
     return [cell.source for cell in notebook.cells if is_code_answer(cell)]
 
 
