@@ -435,11 +435,18 @@ class Transformer(nn.Module):
     token t: teacher forcing. Inference calls :meth:`encode` once and :meth:`decode` per step.
     """
 
-    def __init__(self, config: TransformerConfig) -> None:
+    def __init__(
+        self, config: TransformerConfig, encoder: nn.Module | None = None, decoder: nn.Module | None = None
+    ) -> None:
+        """``encoder`` and ``decoder`` replace the stacks built from ``config``: lesson 9 assembles
+        them from the student's classes (:mod:`transformer_course.your_pieces`). They take what
+        :class:`Encoder` and :class:`Decoder` take (masks True = padding) and must be built before
+        this call, in that order, so that the weights draw the random numbers this model's own
+        stacks would."""
         super().__init__()
         self.config = config
-        self.encoder = Encoder(config)
-        self.decoder = Decoder(config)
+        self.encoder = Encoder(config) if encoder is None else encoder
+        self.decoder = Decoder(config) if decoder is None else decoder
         self.output_proj = nn.Linear(config.d_model, config.tgt_vocab_size, bias=False)
         self._reset_parameters()
         if config.share_embeddings:

@@ -13,6 +13,8 @@ Lesson 9 has students write this formula as a graded exercise, so the package ke
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 import torch
 
@@ -50,14 +52,17 @@ def transformer_scheduler(
     d_model: int = 512,
     warmup: int = PAPER_WARMUP,
     scale: float = 1.0,
+    rate: Callable[[int, int, int], float] | None = None,
 ) -> torch.optim.lr_scheduler.LambdaLR:
     """A ``LambdaLR`` that sets every group's rate to ``scale`` times the paper's rate at the step.
 
     Call ``scheduler.step()`` after each ``optimizer.step()``. The k-th optimizer step (from 1)
     runs at the paper's rate for step k; ``LambdaLR`` multiplies the optimizer's own ``lr``, so the
     lambda divides it back out and the schedule is absolute whatever ``lr`` the optimizer was
-    built with. ``scale`` multiplies the whole curve (1.0 is the paper).
+    built with. ``scale`` multiplies the whole curve (1.0 is the paper). ``rate(step, d_model,
+    warmup)`` replaces the paper's formula: lesson 9 trains with the student's ``learning_rate``.
     """
+    rate = rate or _paper_rate
     _check_sizes(d_model, warmup)
     if not isinstance(optimizer, torch.optim.Optimizer):
         raise TypeError(f"optimizer must be a torch.optim.Optimizer, got {type(optimizer)}")
@@ -69,6 +74,6 @@ def transformer_scheduler(
 
     def factor(base_rate: float):
         # LambdaLR counts scheduler steps from 0; the paper counts optimizer steps from 1.
-        return lambda k: scale * _paper_rate(k + 1, d_model, warmup) / base_rate
+        return lambda k: scale * rate(k + 1, d_model, warmup) / base_rate
 
     return torch.optim.lr_scheduler.LambdaLR(optimizer, [factor(rate) for rate in base_rates])

@@ -59,7 +59,9 @@ class Trainer:
     """Owns the model, optimizer, schedule and data stream of one run.
 
     ``model_factory`` builds the model from its configuration (the benchmark passes one whose
-    stacks are ``torch.nn``'s). The settings' vocabulary becomes the tokenizer's.
+    stacks are ``torch.nn``'s; lesson 9 one built from the student's classes), and ``rate`` the
+    learning-rate formula (default the paper's; lesson 9 passes the student's ``learning_rate``).
+    The settings' vocabulary becomes the tokenizer's.
     """
 
     def __init__(
@@ -69,6 +71,7 @@ class Trainer:
         train_data: Sequence[EncodedPair],
         device: torch.device | str | None = None,
         model_factory: Callable[[TransformerConfig], torch.nn.Module] = Transformer,
+        rate: Callable[[int, int, int], float] | None = None,
     ) -> None:
         self.settings = settings.with_vocabulary(tokenizer.vocab_size)
         self.tokenizer = tokenizer
@@ -79,7 +82,7 @@ class Trainer:
         self.run_model = torch.compile(self.model, dynamic=True) if settings.compile else self.model
         self.optimizer = paper_adam(self.model, self.device)
         self.scheduler = transformer_scheduler(
-            self.optimizer, self.settings.model.d_model, settings.warmup_steps, settings.lr_factor
+            self.optimizer, self.settings.model.d_model, settings.warmup_steps, settings.lr_factor, rate
         )
         self.stream = BatchStream(train_data, settings.max_tokens, settings.seed)
         self.state = TrainingState()
