@@ -3,7 +3,8 @@
 The reference solutions of lessons 8 and 9 are exported through the lessons' own export step
 (from their solution cells, as a kernel's history would hold them). With them, the assembled model
 *is* the package's model: the same initial weights and the same logits. A wrong piece is named in
-one line and replaced by the course's.
+one line and the package's own code does its part (never a package piece with the lesson's
+interface: the package holds no graded answer).
 """
 
 import nbformat
@@ -15,21 +16,24 @@ from course_build.cell_roles import is_code_answer
 from course_build.paths import solution_notebook
 from transformer_course.checkpoint import shipped_checkpoint
 from transformer_course.decoding import beam_search
-from transformer_course.model import Transformer
+from transformer_course.model import DecoderLayer, EncoderLayer, Transformer
 from transformer_course.settings import preset
 from transformer_course.solution_export import export_solutions
 from transformer_course.translator import load_translator
 from transformer_course.your_pieces import (
     CLASSES,
-    COURSE_PIECES,
+    FALLBACKS,
     FUNCTIONS,
-    CourseAttention,
     assemble,
     choose_pieces,
     load_pieces,
 )
 from transformer_course.your_translator import search_with_step, train_your_translator
 
+# Right at the small steps the check tries (lengths 1 and 3), wrong in a real search.
+LATE_ERROR = (
+    "    vocab = log_probs.shape[1]\n    if length > 3:\n        log_probs = np.roll(log_probs, 1, axis=1)\n"
+)
 UNWRITTEN_FORWARD = (
     "def forward(self, ids):\n        raise NotImplementedError()\n\n    def _unused(self, ids):"
 )
@@ -86,10 +90,10 @@ def test_with_the_reference_classes_the_model_is_the_package_model(exported):
     assert gap < 1e-5
 
 
-def test_the_course_pieces_make_the_package_model_too():
+def test_without_student_classes_the_model_is_the_package_model_too():
     config = preset("tiny").model
     torch.manual_seed(1)
-    course = assemble(COURSE_PIECES, config)
+    course = assemble({}, config)
     torch.manual_seed(1)
     package = Transformer(config)
     assert all(
@@ -103,11 +107,14 @@ def test_the_course_pieces_make_the_package_model_too():
     [
         ("EncoderLayer", "x = self.norm1(x + self.dropout(self.self_attn(x, x, x, mask)))",
          "x = self.norm1(self.dropout(self.self_attn(x, x, x, mask)))", "differs from the course's"),
-        ("learning_rate", "step * warmup**-1.5", "step * warmup**-0.5", "the paper's rate is"),
+        ("learning_rate", "step * warmup**-1.5", "step * warmup**-0.5", "the course's scheduler sets"),
         ("label_smoothed_cross_entropy", "per_position[keep].sum() / keep.sum()",
          "per_position.mean()", "PyTorch's cross_entropy gives"),
+        ("beam_step", "penalty = ((5 + length) / 6) ** alpha", "penalty = 1.0",
+         "divided by the length penalty"),
         ("beam_step", "for i in order[:beam_size] if i % vocab == eos_id]",
-         "for i in order if i % vocab == eos_id]", "other beams than lesson 9's rule"),
+         "for i in order if i % vocab == eos_id]", "EOS is among the best 4 extensions"),
+        ("beam_step", "    vocab = log_probs.shape[1]\n", LATE_ERROR, "inside the course's search loop"),
         ("Embedding", "def forward(self, ids):", UNWRITTEN_FORWARD,
          "not written yet"),
     ],
@@ -117,18 +124,44 @@ def test_one_wrong_piece_is_named_and_replaced(exported, piece, old, new, reason
     chosen = choose_pieces(exported)
     assert [name for name, yours in chosen.yours.items() if not yours] == [piece]
     line = next(line for line in chosen.lines if line.startswith(f"✗ {piece}:"))
-    assert reason in line and f"the course's {piece} is used instead" in line
-    assert chosen.pieces[piece] is COURSE_PIECES[piece]
+    assert reason in line and line.endswith(FALLBACKS[piece])
+    assert piece not in chosen.pieces and len(chosen.pieces) == len(CLASSES + FUNCTIONS) - 1
 
 
-def test_wrong_attention_is_replaced_inside_the_students_layers(exported):
+def test_a_wrong_class_is_replaced_by_the_package_layer_in_the_assembled_model(exported):
+    _replace(exported, "x = self.norm1(x + self.dropout(self.self_attn(x, x, x, mask)))",
+             "x = self.norm1(self.dropout(self.self_attn(x, x, x, mask)))")  # fmt: skip
+    pieces = choose_pieces(exported).pieces
+    config = preset("tiny").model
+    torch.manual_seed(0)
+    model = assemble(pieces, config)
+    assert all(type(layer) is EncoderLayer for layer in model.encoder.layers)
+    assert all(type(layer).__module__ == "my_transformer" for layer in model.decoder.layers)
+    torch.manual_seed(0)
+    package = Transformer(config)
+    assert model.state_dict().keys() == package.state_dict().keys()
+    assert all(
+        torch.equal(a, b)
+        for a, b in zip(model.state_dict().values(), package.state_dict().values(), strict=True)
+    )
+    src = torch.randint(3, config.src_vocab_size, (2, 6))
+    src[1, 4:] = 0  # the package's layers get the package's padding mask
+    tgt_in = torch.randint(3, config.tgt_vocab_size, (2, 5))
+    model.eval(), package.eval()
+    with torch.no_grad():
+        assert torch.allclose(model(src, tgt_in), package(src, tgt_in), atol=1e-5)
+
+
+def test_a_wrong_attention_takes_the_layers_that_build_it_with_it(exported):
     _replace(exported, "attn_mask=mask,", "attn_mask=None if mask is None else ~mask,")
     chosen = choose_pieces(exported)
-    assert not chosen.yours["MultiHeadAttention"] and chosen.yours["EncoderLayer"]
+    failed = [name for name, yours in chosen.yours.items() if not yours]
+    assert failed == ["MultiHeadAttention", "EncoderLayer", "DecoderLayer"]
+    assert all("it builds your MultiHeadAttention, which failed its check" in line
+               for line in chosen.lines[1:3])  # fmt: skip
     model = assemble(chosen.pieces, preset("tiny").model)
-    attention = model.encoder.layers[0].self_attn
-    assert type(attention) is CourseAttention
-    assert type(model.encoder.layers[0]).__module__ == "my_transformer"  # the student's layer
+    assert type(model.encoder.layers[0]) is EncoderLayer and type(model.decoder.layers[0]) is DecoderLayer
+    assert type(model.encoder.embed).__module__ == "my_transformer"  # the student's embedding stays
 
 
 def test_a_missing_file_or_block_names_every_piece_it_lacks(tmp_path, solutions):
@@ -158,15 +191,14 @@ def test_an_error_names_its_line_in_the_file(exported):
     assert f"NameError: name 'missing_name' is not defined (line {number} of my_transformer.py)" in line
 
 
-def test_the_search_with_the_lesson_step_is_the_course_beam_search():
+def test_the_search_with_the_lesson_step_is_the_course_beam_search(exported):
     translator = load_translator(shipped_checkpoint("translator_quick.pt"), device="cpu")
     model, tokenizer = translator.model, translator.tokenizer
-    for sentence in ("the dogs eat the bread .", "my sister saw a big cat in the house ."):
+    step = choose_pieces(exported).pieces["beam_step"]  # the reference solution
+    for sentence in ("the dogs eat the bread .", "the children saw a small bird ."):
         src = torch.tensor([tokenizer.encode(sentence)])
         max_len = 2 * src.shape[1] + 10
-        ours = search_with_step(
-            model, src, tokenizer.bos_id, tokenizer.eos_id, max_len, COURSE_PIECES["beam_step"]
-        )
+        ours = search_with_step(model, src, tokenizer.bos_id, tokenizer.eos_id, max_len, step)
         theirs = beam_search(model, src, tokenizer.bos_id, tokenizer.eos_id, max_len)[0]
         assert ours == [t for t in theirs.tolist() if t != tokenizer.pad_id]
 
@@ -212,7 +244,7 @@ def test_the_blank_release_falls_back_to_every_course_piece_and_still_assembles(
     chosen = choose_pieces(path)
     assert not any(chosen.yours.values())
     assert all("not written yet (it raises NotImplementedError)" in line for line in chosen.lines)
-    assert chosen.pieces == COURSE_PIECES
+    assert chosen.pieces == {}
     assert isinstance(assemble(chosen.pieces, preset("tiny").model), Transformer)
 
 
@@ -222,7 +254,7 @@ def test_the_blank_release_falls_back_to_every_course_piece_and_still_assembles(
         (lambda: train_your_translator("the cat sat"), "expected the path of the export file"),
         (lambda: train_your_translator("my_transformer.py", train="yes"), "train must be True or False"),
         (lambda: choose_pieces(3), "expected the path of the export file"),
-        (lambda: assemble(COURSE_PIECES, "quick"), "a TransformerConfig"),
+        (lambda: assemble({}, "quick"), "a TransformerConfig"),
     ],
 )
 def test_odd_arguments_get_one_line_errors(call, message):

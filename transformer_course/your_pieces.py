@@ -3,19 +3,32 @@
 Lesson 9's "Train your translator" run uses seven pieces the student wrote: lesson 8's
 ``MultiHeadAttention``, ``EncoderLayer``, ``DecoderLayer`` and ``Embedding``, and lesson 9's
 ``learning_rate``, ``label_smoothed_cross_entropy`` and ``beam_step``. Before training, each is
-checked quickly against the course's own piece on small inputs, in the student's kernel: this is
-feedback, not grading (the graded tests are in lessons 8 and 9). A piece that is missing, raises
-or computes something else is named with the reason, in one line, and the course's piece is used
-in its place, so that the run always reaches its end.
+checked quickly on small inputs, in the student's kernel: this is feedback, not grading (the graded
+tests are in lessons 8 and 9). A piece that is missing, raises or computes something else is named
+with the reason, in one line, and the run goes on without it, so that it always reaches its end.
 
-The course's pieces are the package model's layers behind the lesson's interface (masks True at a
-real token) and the paper's schedule; they are private here where they answer a graded exercise,
-as the package's design rule requires (``tests/test_package_audit.py``).
+The package never holds the answer to a graded exercise, not even a private one (a student may
+import anything; ``tests/test_package_audit.py``). So no check compares with a course piece behind
+the lesson's interface, and no fallback is one:
+
+* a class runs through lesson 8's locked adapter and is compared with the package's own layer
+  (masks True at padding, the causal mask a flag) on the same weights and the converted masks;
+  where it fails, :func:`assemble` puts the package's layer in its place;
+* ``learning_rate`` is compared with the rates the package's scheduler sets on a throwaway
+  optimizer; where it fails, training uses that scheduler;
+* ``label_smoothed_cross_entropy`` is compared with PyTorch's ``cross_entropy``; it never trains
+  anything (it has no gradient), so a wrong one is only reported;
+* ``beam_step`` runs whole beam searches with the shipped translator, compared with the package's
+  ``beam_search``; where it fails, the package's ``beam_search`` translates.
+
+A failing ``MultiHeadAttention`` cannot be swapped inside the student's layers (that would take an
+attention with the lesson's interface): layers that build it fail their own check and are replaced
+by the package's layers.
 
 :func:`assemble` builds the course's encoder-decoder (:class:`~transformer_course.model.Transformer`,
-so that training, decoding and checkpoints work unchanged) with the chosen classes as its layers.
-With the course's pieces, or with lesson 8's reference solutions, it draws its initial weights in
-the package model's order and starts from exactly the package model's weights.
+so that training, decoding and checkpoints work unchanged) from the chosen classes, in the package
+model's order: with lesson 8's reference solutions, or with no student class at all, it starts from
+exactly the package model's weights.
 """
 
 from __future__ import annotations
@@ -33,7 +46,7 @@ from torch import Tensor, nn
 
 from transformer_course import model as course
 from transformer_course.adapters import ADAPTERS
-from transformer_course.schedule import _paper_rate
+from transformer_course.schedule import transformer_scheduler
 from transformer_course.solution_export import HEADER, read_blocks
 
 CLASSES = ("MultiHeadAttention", "EncoderLayer", "DecoderLayer", "Embedding")
@@ -41,102 +54,22 @@ FUNCTIONS = ("learning_rate", "label_smoothed_cross_entropy", "beam_step")
 PIECES = CLASSES + FUNCTIONS
 TOLERANCE = 1e-4  # float32 layers on inputs of order 1: a correct piece differs by about 1e-6
 
-
-# --- the course's pieces, behind the lesson's interface ---------------------------------------
-
-
-def _layer_config(d_model: int, n_heads: int, d_ff: int, dropout: float, vocab: int = 1, max_len: int = 1):
-    return course.TransformerConfig(
-        src_vocab_size=vocab, tgt_vocab_size=vocab, d_model=d_model, n_heads=n_heads, d_ff=d_ff,
-        dropout=dropout, max_len=max_len,
-    )  # fmt: skip
-
-
-def _padding(real: Tensor | None) -> Tensor | None:
-    """The lesson's mask (True = a real token) as the package's (True = padding)."""
-    return None if real is None else ~real
-
-
-class CourseAttention(course.MultiHeadAttention):
-    """The package's attention with lesson 8's ``forward(query, key, value, mask=None)``, where
-    ``mask`` broadcasts to ``(B, h, T_q, T_k)`` and is True where the query may attend."""
-
-    def __init__(self, d_model: int, n_heads: int, dropout: float = 0.0) -> None:
-        super().__init__(d_model, n_heads, dropout)
-
-    def forward(self, query: Tensor, key: Tensor, value: Tensor, mask: Tensor | None = None) -> Tensor:
-        q, k, v = self.project(query, key, value)
-        dropout_p = self.dropout if self.training else 0.0
-        heads = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=dropout_p)
-        batch, _, length, _ = heads.shape
-        return self.out_proj(heads.transpose(1, 2).reshape(batch, length, self.d_model))
-
-
-class CourseEncoderLayer(course.EncoderLayer):
-    """The package's encoder layer, built and called as lesson 8's ``EncoderLayer``."""
-
-    def __init__(self, d_model: int, n_heads: int, d_ff: int, dropout: float = 0.0) -> None:
-        super().__init__(_layer_config(d_model, n_heads, d_ff, dropout))
-
-    def forward(self, x: Tensor, src_mask: Tensor | None = None) -> Tensor:
-        return super().forward(x, _padding(src_mask))
-
-
-class CourseDecoderLayer(course.DecoderLayer):
-    """The package's decoder layer, built and called as lesson 8's ``DecoderLayer``."""
-
-    def __init__(self, d_model: int, n_heads: int, d_ff: int, dropout: float = 0.0) -> None:
-        super().__init__(_layer_config(d_model, n_heads, d_ff, dropout))
-
-    def forward(
-        self, x: Tensor, memory: Tensor, tgt_mask: Tensor | None = None, src_mask: Tensor | None = None
-    ) -> Tensor:
-        return super().forward(x, memory, _padding(tgt_mask), _padding(src_mask))
-
-
-class CourseEmbedding(course.Embedding):
-    """The package's embedding, built as lesson 8's ``Embedding(vocab_size, d_model, max_len, dropout)``."""
-
-    def __init__(self, vocab_size: int, d_model: int, max_len: int, dropout: float = 0.0) -> None:
-        super().__init__(vocab_size, _layer_config(d_model, 1, 1, dropout, vocab_size, max_len))
-
-
-def _course_loss(logits: np.ndarray, target: np.ndarray, epsilon: float = 0.1, pad_id: int = 0) -> float:
-    vocab = np.shape(logits)[-1]
-    return F.cross_entropy(
-        torch.as_tensor(np.asarray(logits, dtype=np.float64)).reshape(-1, vocab),
-        torch.as_tensor(np.asarray(target, dtype=np.int64)).reshape(-1),
-        ignore_index=pad_id,
-        label_smoothing=epsilon,
-    ).item()
-
-
-def _course_beam_step(
-    scores: np.ndarray, log_probs: np.ndarray, eos_id: int, beam_size: int, length: int, alpha: float = 0.6
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[tuple[int, float]]]:
-    """Lesson 9's beam step: rank all extensions, finish EOS among the first ``beam_size``, keep
-    the best ``beam_size`` others live."""
-    log_probs = np.asarray(log_probs, dtype=float)
-    vocab = log_probs.shape[1]
-    candidates = (np.asarray(scores, dtype=float)[:, None] + log_probs).ravel()
-    order = np.argsort(-candidates, kind="stable")
-    penalty = ((5 + length) / 6) ** alpha
-    finished = [
-        (int(i // vocab), float(candidates[i] / penalty)) for i in order[:beam_size] if i % vocab == eos_id
-    ]
-    live = np.array([i for i in order if i % vocab != eos_id][:beam_size])
-    return live // vocab, live % vocab, candidates[live], finished
-
-
-COURSE_PIECES: dict[str, Any] = {
-    "MultiHeadAttention": CourseAttention,
-    "EncoderLayer": CourseEncoderLayer,
-    "DecoderLayer": CourseDecoderLayer,
-    "Embedding": CourseEmbedding,
-    "learning_rate": _paper_rate,
-    "label_smoothed_cross_entropy": _course_loss,
-    "beam_step": _course_beam_step,
+FALLBACKS = {
+    "MultiHeadAttention": "the course's layers are used in place of those that build it",
+    "EncoderLayer": "the course's EncoderLayer is used instead",
+    "DecoderLayer": "the course's DecoderLayer is used instead",
+    "Embedding": "the course's Embedding is used instead",
+    "learning_rate": "the course's scheduler sets the rate instead",
+    "label_smoothed_cross_entropy": "it is only reported (PyTorch's loss trains the model either way)",
+    "beam_step": "the course's beam_search translates instead",
 }
+
+# Short test-like sentences for the end-to-end beam-step check, with the shipped translator.
+BEAM_CHECK_SENTENCES = (
+    "the dogs eat the bread .",
+    "my sister saw a big cat in the house .",
+    "the teacher gives the children a book .",
+)
 
 
 # --- loading ------------------------------------------------------------------------------------
@@ -156,8 +89,7 @@ def load_pieces(path: str | Path) -> tuple[dict[str, Any], dict[str, str]]:
 
     Each lesson's block runs on its own, after the file's imports, so that an error in lesson 9's
     functions does not lose lesson 8's classes. The namespace is a plain dict: the classes look up
-    each other (``MultiHeadAttention`` inside the layers) in it, which is how a course piece takes
-    the place of a student's one.
+    each other (``MultiHeadAttention`` inside the layers) in it.
     """
     path = export_path(path)
     if not path.is_file():
@@ -192,66 +124,94 @@ def _one_line(error: BaseException) -> str:
     return text
 
 
-# --- checks: each returns None when the piece agrees with the course's, else the reason -------
+# --- checks: each returns None when the piece computes what it should, else the reason --------
 
 
-def _gap(yours: np.ndarray, course_output: np.ndarray) -> str | None:
-    gap = float(np.max(np.abs(np.asarray(yours, dtype=float) - course_output)))
+def _gap(yours: np.ndarray, expected: np.ndarray) -> str | None:
+    gap = float(np.max(np.abs(np.asarray(yours, dtype=float) - expected)))
     return None if gap <= TOLERANCE else f"its output differs from the course's by up to {gap:.2g}"
 
 
-def _weights(module: nn.Module) -> dict[str, np.ndarray]:
-    return {name: tensor.detach().numpy() for name, tensor in module.state_dict().items()}
+def _floats(x: np.ndarray) -> Tensor:
+    return torch.as_tensor(np.asarray(x, dtype=np.float32))
 
 
 def _check_class(name: str, student: Any) -> str | None:
-    """Student and course class through lesson 8's adapter, on the same weights, in evaluation
-    mode with dropout set (so it must be off), on a padded batch."""
+    """The student's class through lesson 8's adapter, in evaluation mode with dropout set (so it
+    must be off), on a padded batch, beside the package's layer with the same weights.
+
+    The package's layers name their weights as lesson 8's contract does, so their state dict is
+    the adapter's weights; their masks are True at padding (the lesson's: True at a real token),
+    and the causal mask is a flag (lesson 8's decoder layer adds it itself).
+    """
     torch.manual_seed(0)
     rng = np.random.default_rng(0)
     d_model, n_heads, d_ff, dropout = 16, 2, 32, 0.1
+    config = course.TransformerConfig(
+        src_vocab_size=11, tgt_vocab_size=11, d_model=d_model, n_heads=n_heads, d_ff=d_ff,
+        dropout=dropout, max_len=20,
+    )  # fmt: skip
     real_src = np.array([[True] * 5, [True] * 3 + [False] * 2])
     real_tgt = np.array([[True] * 4, [True] * 2 + [False] * 2])
-    x_src = rng.normal(size=(2, 5, d_model))
-    x_tgt = rng.normal(size=(2, 4, d_model))
+    x_src, x_tgt = rng.normal(size=(2, 5, d_model)), rng.normal(size=(2, 4, d_model))
+    src, tgt = _floats(x_src), _floats(x_tgt)
+    src_padding, tgt_padding = torch.as_tensor(~real_src), torch.as_tensor(~real_tgt)
+    options = {"n_heads": n_heads, "dropout": dropout}
     if name == "MultiHeadAttention":
-        reference = CourseAttention(d_model, n_heads)
+        package: nn.Module = course.MultiHeadAttention(d_model, n_heads)
         causal = np.tril(np.ones((4, 4), dtype=bool)) & real_tgt[:, None, None, :]
         cases = [
-            ((x_tgt, x_src, x_src, real_src[:, None, None, :]), {"n_heads": n_heads, "dropout": dropout}),
-            ((x_tgt, x_tgt, x_tgt, causal), {"n_heads": n_heads, "dropout": dropout}),
+            ((x_tgt, x_src, x_src, real_src[:, None, None, :]), lambda: package(tgt, src, src, src_padding)),
+            ((x_tgt, x_tgt, x_tgt, causal), lambda: package(tgt, tgt, tgt, tgt_padding, causal=True)),
         ]
         adapter = ADAPTERS["attention"]
     elif name == "EncoderLayer":
-        reference = CourseEncoderLayer(d_model, n_heads, d_ff)
-        cases = [((x_src, real_src), {"n_heads": n_heads, "dropout": dropout})]
+        package = course.EncoderLayer(config)
+        cases = [((x_src, real_src), lambda: package(src, src_padding))]
         adapter = ADAPTERS["encoder_layer"]
     elif name == "DecoderLayer":
-        reference = CourseDecoderLayer(d_model, n_heads, d_ff)
-        cases = [((x_tgt, x_src, real_tgt, real_src), {"n_heads": n_heads, "dropout": dropout})]
+        package = course.DecoderLayer(config)
+        cases = [((x_tgt, x_src, real_tgt, real_src), lambda: package(tgt, src, tgt_padding, src_padding))]
         adapter = ADAPTERS["decoder_layer"]
     else:
-        reference = CourseEmbedding(11, d_model, 20)
+        package = course.Embedding(11, config)
         ids = np.array([[3, 7, 1, 9], [5, 2, 0, 0]])
-        cases = [((ids,), {"max_len": 20, "dropout": dropout})]
+        cases = [((ids,), lambda: package(torch.as_tensor(ids)))]
+        options = {"max_len": 20, "dropout": dropout}
         adapter = ADAPTERS["embedding"]
-    weights = _weights(reference)
-    for inputs, options in cases:
-        expected = adapter(type(reference), weights, *inputs, **options)
-        problem = _gap(adapter(student, weights, *inputs, **options), expected)
+    weights = {name: tensor.detach().numpy() for name, tensor in package.state_dict().items()}
+    package.eval()
+    for lesson_inputs, run_package in cases:
+        with torch.no_grad():
+            expected = run_package().double().numpy()
+        problem = _gap(adapter(student, weights, *lesson_inputs, **options), expected)
         if problem:
             return problem + " (evaluation mode, on a small padded batch)"
     return None
 
 
+def _scheduled_rates(d_model: int, warmup: int, steps: tuple[int, ...]) -> dict[int, float]:
+    """The rates the package's scheduler sets at ``steps`` (from 1), read from a throwaway optimizer."""
+    optimizer = torch.optim.SGD([torch.zeros(1, requires_grad=True)], lr=1.0)
+    scheduler = transformer_scheduler(optimizer, d_model, warmup)
+    rates = {}
+    for step in range(1, max(steps) + 1):
+        if step in steps:
+            rates[step] = optimizer.param_groups[0]["lr"]
+        optimizer.step()
+        scheduler.step()
+    return rates
+
+
 def _check_learning_rate(student: Callable) -> str | None:
-    for d_model, warmup in ((512, 4000), (128, 200)):
-        for step in (1, 10, warmup, warmup + 1, 4 * warmup):
-            yours, expected = float(student(step, d_model, warmup)), _paper_rate(step, d_model, warmup)
+    for d_model, warmup in ((512, 400), (128, 200)):
+        steps = (1, 10, warmup, warmup + 1, 4 * warmup)
+        for step, expected in _scheduled_rates(d_model, warmup, steps).items():
+            yours = float(student(step, d_model, warmup))
             if not np.isclose(yours, expected, rtol=1e-9, atol=0.0):
                 return (
                     f"learning_rate({step}, {d_model}, {warmup}) is {yours:.4g}, "
-                    f"the paper's rate is {expected:.4g}"
+                    f"the course's scheduler sets {expected:.4g}"
                 )
     return None
 
@@ -261,34 +221,92 @@ def _check_loss(student: Callable) -> str | None:
     logits = rng.normal(scale=2.0, size=(2, 6, 12))
     target = rng.integers(1, 12, size=(2, 6))
     target[0, 4:] = 0
-    yours, expected = float(student(logits, target, 0.1, 0)), _course_loss(logits, target, 0.1, 0)
+    yours = float(student(logits, target, 0.1, 0))
+    expected = F.cross_entropy(
+        torch.as_tensor(logits).reshape(-1, 12), torch.as_tensor(target).reshape(-1),
+        ignore_index=0, label_smoothing=0.1,
+    ).item()  # fmt: skip
     if not np.isclose(yours, expected, rtol=1e-6, atol=1e-9):
         return f"it gives {yours:.6f} on a padded batch where PyTorch's cross_entropy gives {expected:.6f}"
     return None
 
 
+def _step_problem(student: Callable, scores: np.ndarray, log_probs: np.ndarray, length: int) -> str | None:
+    """What the student's step breaks of lesson 9's rule on one input, checked property by
+    property (beam 4, EOS id 2, alpha 0.6): the live beams are the best non-EOS extensions with
+    their summed scores, best first; the finished ones are exactly the EOS extensions among the
+    best ``beam_size`` of all, each scored divided by the length penalty."""
+    eos_id, beam_size, alpha = 2, 4, 0.6
+    candidates = scores[:, None] + log_probs
+    parents, tokens, new_scores, finished = student(
+        scores.copy(), log_probs.copy(), eos_id, beam_size, length, alpha
+    )
+    parents, tokens = np.asarray(parents, dtype=int), np.asarray(tokens, dtype=int)
+    new_scores = np.asarray(new_scores, dtype=float)
+    live = np.delete(candidates, eos_id, axis=1)
+    if not (len(parents) == len(tokens) == len(new_scores) == min(beam_size, live.size)):
+        return (
+            f"at step {length} it keeps {len(parents)} live beams, not the best {min(beam_size, live.size)}"
+        )
+    if np.any(tokens == eos_id) or not np.allclose(new_scores, candidates[parents, tokens]):
+        return (
+            f"at step {length} its live beams are not extensions by a non-EOS token with their summed scores"
+        )
+    if not np.allclose(np.sort(new_scores)[::-1], np.sort(live.ravel())[::-1][:beam_size]):
+        return f"at step {length} its live beams are not the best {beam_size} non-EOS extensions, best first"
+    if np.any(np.diff(new_scores) > 0):
+        return f"at step {length} its live beams are not ordered best first"
+    threshold = np.sort(candidates.ravel())[::-1][beam_size - 1]
+    expected = {int(p) for p in np.flatnonzero(candidates[:, eos_id] >= threshold)}
+    if sorted(int(p) for p, _ in finished) != sorted(expected):
+        return (
+            f"at step {length} it finishes beams {sorted(int(p) for p, _ in finished)}; EOS is among "
+            f"the best {beam_size} extensions of beams {sorted(expected)}"
+        )
+    penalty = ((5 + length) / 6) ** alpha
+    if not all(np.isclose(score, candidates[p, eos_id] / penalty) for p, score in finished):
+        return (
+            f"at step {length} a finished beam's score is not its summed score divided by the length penalty"
+        )
+    return None
+
+
 def _check_beam_step(student: Callable) -> str | None:
+    """Two steps checked against lesson 9's rule, then whole searches with the shipped translator:
+    the student's step inside the course's loop must give what the package's ``beam_search``
+    gives (beam 4, alpha 0.6)."""
+    from transformer_course.checkpoint import shipped_checkpoint
+    from transformer_course.decoding import beam_search
+    from transformer_course.translator import load_translator
+    from transformer_course.your_translator import search_with_step  # it imports this module
+
     rng = np.random.default_rng(0)
     log_probs = np.log(rng.dirichlet(np.ones(9), size=4))
     log_probs[1, 2] = np.log(0.9)  # the second beam's best token is EOS (id 2)
-    cases = [(np.zeros(1), log_probs[:1], 1), (np.array([-0.5, -0.7, -1.2, -2.0]), log_probs, 3)]
-    for scores, probs, length in cases:
-        yours = student(scores.copy(), probs.copy(), 2, 4, length, 0.6)
-        expected = _course_beam_step(scores, probs, 2, 4, length, 0.6)
-        same = (
-            np.array_equal(np.asarray(yours[0]), expected[0])
-            and np.array_equal(np.asarray(yours[1]), expected[1])
-            and np.allclose(np.asarray(yours[2], dtype=float), expected[2])
-            and len(yours[3]) == len(expected[3])
-            and all(p == q and np.isclose(s, t) for (p, s), (q, t) in zip(yours[3], expected[3], strict=True))
-        )
-        if not same:
-            return f"at step {length} it keeps or finishes other beams than lesson 9's rule"
+    for scores, probs, length in (
+        (np.zeros(1), log_probs[:1], 1),
+        (np.array([-0.5, -0.7, -1.2, -2.0]), log_probs, 3),
+    ):
+        problem = _step_problem(student, scores, probs, length)
+        if problem:
+            return problem
+    translator = load_translator(shipped_checkpoint("translator_quick.pt"), device="cpu")
+    model, tokenizer = translator.model, translator.tokenizer
+    for sentence in BEAM_CHECK_SENTENCES:
+        src = torch.tensor([tokenizer.encode(sentence)])
+        max_len = 2 * src.shape[1] + 10
+        yours = search_with_step(model, src, tokenizer.bos_id, tokenizer.eos_id, max_len, student)
+        ids = beam_search(model, src, tokenizer.bos_id, tokenizer.eos_id, max_len)[0].tolist()
+        if yours != [t for t in ids if t != tokenizer.pad_id]:
+            return (
+                f"inside the course's search loop it translates {sentence!r} as "
+                f"{tokenizer.decode(yours)!r}, the course's beam_search as {tokenizer.decode(ids)!r}"
+            )
     return None
 
 
 def check_piece(name: str, student: Any) -> str | None:
-    """None when ``student`` agrees with the course's piece ``name``; else why not, in one line."""
+    """None when ``student`` computes what piece ``name`` should; else why not, in one line."""
     if name not in PIECES:
         raise ValueError(f"no piece named {name!r:.60}; the pieces are {', '.join(PIECES)}")
     try:
@@ -311,7 +329,8 @@ def check_piece(name: str, student: Any) -> str | None:
 
 @dataclass
 class ChosenPieces:
-    """The piece used for each name, whether it is the student's, and one line per piece."""
+    """The student's pieces that passed their checks (a failed one is absent: the course's
+    own code takes its part), whether each piece is the student's, and one line per piece."""
 
     pieces: dict[str, Any]
     yours: dict[str, bool]
@@ -319,46 +338,47 @@ class ChosenPieces:
 
 
 def choose_pieces(path: str | Path) -> ChosenPieces:
-    """Load ``path``, check each piece, and keep the student's where it agrees with the course's.
-
-    Attention is checked first: where it fails, the course's attention takes its name in the
-    student's namespace, so that the student's layers (which build ``MultiHeadAttention``) are
-    checked and trained with it.
-    """
+    """Load ``path``, check each piece, and keep the student's where it passes its check."""
     namespace, problems = load_pieces(path)
     chosen = ChosenPieces({}, {})
     for name in PIECES:
         problem = problems.get(name) or check_piece(name, namespace[name])
+        if problem and name in ("EncoderLayer", "DecoderLayer") and not chosen.yours["MultiHeadAttention"]:
+            problem += " (it builds your MultiHeadAttention, which failed its check)"
         chosen.yours[name] = problem is None
-        chosen.pieces[name] = namespace[name] if problem is None else COURSE_PIECES[name]
-        namespace[name] = chosen.pieces[name]
         if problem is None:
+            chosen.pieces[name] = namespace[name]
             chosen.lines.append(f"✓ {name}: yours")
         else:
-            chosen.lines.append(f"✗ {name}: {problem}; the course's {name} is used instead")
+            chosen.lines.append(f"✗ {name}: {problem}; {FALLBACKS[name]}")
     return chosen
 
 
 class _Encoder(nn.Module):
-    """An embedding and N encoder layers of lesson 8's interface, called as the package's encoder."""
+    """An embedding and N encoder layers, called as the package's encoder (mask True = padding).
 
-    def __init__(self, embed: nn.Module, layers: list[nn.Module]) -> None:
+    ``lesson_masks``: the layers are lesson 8's, which take the mask True at a real token."""
+
+    def __init__(self, embed: nn.Module, layers: list[nn.Module], lesson_masks: bool) -> None:
         super().__init__()
-        self.embed, self.layers = embed, nn.ModuleList(layers)
+        self.embed, self.layers, self.lesson_masks = embed, nn.ModuleList(layers), lesson_masks
 
     def forward(self, src: Tensor, key_padding_mask: Tensor | None = None) -> Tensor:
-        x, real = self.embed(src), _padding(key_padding_mask)
+        x = self.embed(src)
+        mask = _real(key_padding_mask) if self.lesson_masks else key_padding_mask
         for layer in self.layers:
-            x = layer(x, real)
+            x = layer(x, mask)
         return x
 
 
 class _Decoder(nn.Module):
-    """An embedding and N decoder layers of lesson 8's interface, called as the package's decoder."""
+    """An embedding and N decoder layers, called as the package's decoder (masks True = padding).
 
-    def __init__(self, embed: nn.Module, layers: list[nn.Module]) -> None:
+    ``lesson_masks``: the layers are lesson 8's, which take masks True at a real token."""
+
+    def __init__(self, embed: nn.Module, layers: list[nn.Module], lesson_masks: bool) -> None:
         super().__init__()
-        self.embed, self.layers = embed, nn.ModuleList(layers)
+        self.embed, self.layers, self.lesson_masks = embed, nn.ModuleList(layers), lesson_masks
 
     def forward(
         self,
@@ -368,10 +388,16 @@ class _Decoder(nn.Module):
         memory_key_padding_mask: Tensor | None = None,
     ) -> Tensor:
         x = self.embed(tgt_in)
-        tgt_real, src_real = _padding(tgt_key_padding_mask), _padding(memory_key_padding_mask)
+        masks = (tgt_key_padding_mask, memory_key_padding_mask)
+        tgt_mask, src_mask = (_real(m) for m in masks) if self.lesson_masks else masks
         for layer in self.layers:
-            x = layer(x, memory, tgt_real, src_real)
+            x = layer(x, memory, tgt_mask, src_mask)
         return x
+
+
+def _real(key_padding_mask: Tensor | None) -> Tensor | None:
+    """The package's padding mask (True = padding) as lesson 8's (True = a real token)."""
+    return None if key_padding_mask is None else ~key_padding_mask
 
 
 _PAPER_OPTIONS = (
@@ -385,7 +411,8 @@ _PAPER_OPTIONS = (
 
 
 def assemble(classes: dict[str, Any], config: course.TransformerConfig) -> course.Transformer:
-    """The course's encoder-decoder with ``classes``' embedding and layers, for ``config``.
+    """The course's encoder-decoder for ``config``, with the student's classes in ``classes``
+    (as :attr:`ChosenPieces.pieces`) where given and the package's layers elsewhere.
 
     Built in the package model's order (source embedding, encoder layers, target embedding,
     decoder layers, then the output projection), so that the same seed draws the same weights.
@@ -403,14 +430,25 @@ def assemble(classes: dict[str, Any], config: course.TransformerConfig) -> cours
             f"lesson 8's classes build the paper's model; this configuration changes {', '.join(changed)}"
         )
     sizes = (config.d_model, config.n_heads, config.d_ff, config.dropout)
-    embedding = classes["Embedding"]
-    encoder_layer, decoder_layer = classes["EncoderLayer"], classes["DecoderLayer"]
+    embedding, encoder_layer, decoder_layer = (
+        classes.get(n) for n in ("Embedding", "EncoderLayer", "DecoderLayer")
+    )
+
+    def embed(vocab_size: int) -> nn.Module:
+        if embedding is None:
+            return course.Embedding(vocab_size, config)
+        return embedding(vocab_size, config.d_model, config.max_len, config.dropout)
+
     encoder = _Encoder(
-        embedding(config.src_vocab_size, config.d_model, config.max_len, config.dropout),
-        [encoder_layer(*sizes) for _ in range(config.n_encoder_layers)],
-    )
+        embed(config.src_vocab_size),
+        [course.EncoderLayer(config) if encoder_layer is None else encoder_layer(*sizes)
+         for _ in range(config.n_encoder_layers)],
+        lesson_masks=encoder_layer is not None,
+    )  # fmt: skip
     decoder = _Decoder(
-        embedding(config.tgt_vocab_size, config.d_model, config.max_len, config.dropout),
-        [decoder_layer(*sizes) for _ in range(config.n_decoder_layers)],
-    )
+        embed(config.tgt_vocab_size),
+        [course.DecoderLayer(config) if decoder_layer is None else decoder_layer(*sizes)
+         for _ in range(config.n_decoder_layers)],
+        lesson_masks=decoder_layer is not None,
+    )  # fmt: skip
     return course.Transformer(config, encoder, decoder)
