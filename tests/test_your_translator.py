@@ -195,7 +195,7 @@ def test_the_search_with_the_lesson_step_is_the_course_beam_search(exported):
     translator = load_translator(shipped_checkpoint("translator_quick.pt"), device="cpu")
     model, tokenizer = translator.model, translator.tokenizer
     step = choose_pieces(exported).pieces["beam_step"]  # the reference solution
-    for sentence in ("the dogs eat the bread .", "the children saw a small bird ."):
+    for sentence in ("the children saw a small bird .",):  # the check itself searches another
         src = torch.tensor([tokenizer.encode(sentence)])
         max_len = 2 * src.shape[1] + 10
         ours = search_with_step(model, src, tokenizer.bos_id, tokenizer.eos_id, max_len, step)

@@ -3,10 +3,10 @@ saved through the export step, trains as well as the course's model at the same 
 
 One run of each, kept small for the suite's time budget: the quick preset's model and data,
 STEPS = 250 steps, dropout off, one thread. The student path's run has one wrong piece, the loss
-(it averages over the padding too): the cell must name it and use PyTorch's loss in its place. The
-loss does not change training (PyTorch computes the gradient either way), so the BLEU comparison
-still measures the student's classes, ``learning_rate`` and ``beam_step`` against the course's
-model, schedule and search (beam 4 on the first 50 test sentences).
+(it averages over the padding too): the cell must name it and only report it. The loss does not
+change training (PyTorch computes the gradient either way), so the BLEU comparison still measures
+the student's classes, ``learning_rate`` and ``beam_step`` against the course's model, scheduler
+and ``beam_search`` (beam 4 on the first 50 test sentences).
 
 Why dropout is off: with the reference pieces both models start from the same weights (checked
 exactly in ``tests/test_your_translator.py``), and in training they differ only by how dropout
@@ -25,7 +25,7 @@ import torch
 from transformer_course.settings import preset
 from transformer_course.solution_export import export_solutions
 from transformer_course.training import Trainer, prepare_data
-from transformer_course.your_pieces import CLASSES, COURSE_PIECES, FUNCTIONS
+from transformer_course.your_pieces import CLASSES, FUNCTIONS
 from transformer_course.your_translator import beam_scores, train_your_translator
 
 pytestmark = pytest.mark.slow
@@ -58,16 +58,15 @@ def test_the_reference_solutions_train_as_well_as_the_course_model(tmp_path, cap
     yours = train_your_translator(path, settings=settings, data=data, n_test=N_TEST, progress=False)
     out = capsys.readouterr().out
     assert "✗ label_smoothed_cross_entropy: it gives" in out
-    assert "the course's label_smoothed_cross_entropy is used instead" in out
+    assert "it is only reported (PyTorch's loss trains the model either way)" in out
     assert out.count("✓") == 6  # the other six pieces are the student's
-    assert all(check.yours == pytest.approx(check.pytorch, rel=1e-6) for check in yours.loss_checks)
+    assert yours.loss_checks == []  # a loss that failed its check is not compared again
     assert yours.translator.state.step == STEPS
 
     course = Trainer(settings, data.tokenizer, data.train)
     course.train(progress=False)
     pairs = data.corpus.test[:N_TEST]
-    course_step = COURSE_PIECES["beam_step"]
-    course_scores = beam_scores(course.model, data.tokenizer, pairs, course_step, "", progress=False)
+    course_scores = beam_scores(course.model, data.tokenizer, pairs, None, "", progress=False)
     print(f"yours: {yours.scores.summary()}\ncourse: {course_scores.summary()}")
     assert course_scores.bleu > 20, "the step count no longer reaches a BLEU that can tell a broken model"
     assert abs(yours.scores.bleu - course_scores.bleu) <= 2.0
