@@ -257,7 +257,7 @@ def _step_problem(student: Callable, scores: np.ndarray, log_probs: np.ndarray, 
             f"at step {length} its live beams are not extensions by a non-EOS token with their summed scores"
         )
     if not np.allclose(np.sort(new_scores)[::-1], np.sort(live.ravel())[::-1][:beam_size]):
-        return f"at step {length} its live beams are not the best {beam_size} non-EOS extensions, best first"
+        return f"at step {length} its live beams are not the best {beam_size} non-EOS extensions"
     if np.any(np.diff(new_scores) > 0):
         return f"at step {length} its live beams are not ordered best first"
     threshold = np.sort(candidates.ravel())[::-1][beam_size - 1]
@@ -276,9 +276,9 @@ def _step_problem(student: Callable, scores: np.ndarray, log_probs: np.ndarray, 
 
 
 def _check_beam_step(student: Callable) -> str | None:
-    """Two steps checked against lesson 9's rule, then whole searches with the shipped translator:
+    """Two steps checked against lesson 9's rule, then a whole search with the shipped translator:
     the student's step inside the course's loop must give what the package's ``beam_search``
-    gives (beam 4, alpha 0.6)."""
+    gives (beam 4, alpha 0.6). No step-level reference: the package holds no ``beam_step``."""
     from transformer_course.your_translator import search_with_step  # it imports this module
 
     rng = np.random.default_rng(0)
