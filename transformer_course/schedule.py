@@ -7,10 +7,10 @@ with the inverse square root of the step. Warmup keeps the first updates small w
 moment estimates are still noisy, which post-norm Transformers need to train at all.
 
 Lesson 9 has students write the rate at a step as a graded exercise (``learning_rate``), and the
-package never holds a graded answer, not even privately (``tests/test_package_audit.py``). So it
-has no function from a step to its rate: training reaches the formula through
-:func:`transformer_scheduler`'s per-step factor, and plots through :func:`_paper_curve`, the
-whole curve from step 1.
+package never holds a graded answer, not even privately (``tests/test_package_audit.py``). So no
+module function maps a step to its rate: training reaches the formula through
+:func:`transformer_scheduler` (which keeps its per-step rate local), and plots through
+:func:`_paper_curve`, the whole curve from step 1.
 """
 
 from __future__ import annotations
@@ -66,13 +66,13 @@ def transformer_scheduler(
     if any(not rate > 0 for rate in base_rates):
         raise ValueError(f"the optimizer's lr must be positive to be rescaled, got {base_rates}")
 
-    def factor(base_rate: float):
-        def rate_factor(k: int) -> float:
-            # LambdaLR counts scheduler steps from 0; the paper counts optimizer steps from 1.
-            step = np.asarray(k + 1, dtype=np.float64)
-            rate = d_model**-0.5 * np.minimum(step**-0.5, step * float(warmup) ** -1.5)
-            return scale * float(rate) / base_rate
+    def paper_rate(step: int, d_model: int, warmup: int) -> float:
+        # Local to the scheduler: as a module function it would answer lesson 9's learning_rate.
+        steps = np.asarray(step, dtype=np.float64)
+        return float(d_model**-0.5 * np.minimum(steps**-0.5, steps * float(warmup) ** -1.5))
 
-        return rate_factor
+    def factor(base_rate: float):
+        # LambdaLR counts scheduler steps from 0; the paper counts optimizer steps from 1.
+        return lambda k: scale * paper_rate(k + 1, d_model, warmup) / base_rate
 
     return torch.optim.lr_scheduler.LambdaLR(optimizer, [factor(rate) for rate in base_rates])
