@@ -10,7 +10,7 @@ from transformer_course.gpt import (
     POSITION_KINDS,
     GPTConfig,
     KVCache,
-    _next_token_probabilities,
+    _ranked_next_token_probabilities,
     _rotary_angles,
     _rotate_pairs,
     next_token_loss,
@@ -125,33 +125,44 @@ def test_a_rope_model_gives_the_same_outputs_wherever_the_text_starts():
     assert torch.allclose(out_0, out_20, atol=1e-4)
 
 
+def in_token_order(logits: torch.Tensor, *knobs, **named_knobs) -> torch.Tensor:
+    """The sampling distribution scattered back from rank order to token order, as generate does."""
+    order, ranked = _ranked_next_token_probabilities(logits, *knobs, **named_knobs)
+    return torch.zeros_like(ranked).scatter(-1, order, ranked)
+
+
+def test_the_sampling_distribution_comes_in_rank_order():
+    logits = torch.tensor([1.0, 3.0, 3.0, 0.0, 2.0])
+    order, ranked = _ranked_next_token_probabilities(logits, top_k=3)
+    assert order.tolist() == [1, 2, 4, 0, 3]  # by logit, ties by lower id
+    assert torch.allclose(ranked, torch.softmax(torch.tensor([3.0, 3.0, 2.0, -torch.inf, -torch.inf]), 0))
+    order, greedy = _ranked_next_token_probabilities(logits, temperature=0.0)
+    assert order.tolist() == [1, 2, 4, 0, 3] and greedy.tolist() == [1, 0, 0, 0, 0]
+
+
 def test_sampling_knobs_follow_the_documented_contract():
     logits = torch.tensor([1.0, 3.0, 3.0, 0.0, 2.0])
-    assert _next_token_probabilities(logits, temperature=0.0).tolist() == [0, 1, 0, 0, 0]
-    assert _next_token_probabilities(logits, top_k=1).tolist() == [0, 1, 0, 0, 0]  # ties: lower id
-    assert _next_token_probabilities(logits, top_k=2).tolist() == [0, 0.5, 0.5, 0, 0]
-    assert torch.allclose(_next_token_probabilities(logits), torch.softmax(logits, 0))
-    assert torch.allclose(_next_token_probabilities(logits, temperature=2.0), torch.softmax(logits / 2, 0))
-    assert torch.allclose(_next_token_probabilities(logits, top_k=10), torch.softmax(logits, 0))
+    assert in_token_order(logits, temperature=0.0).tolist() == [0, 1, 0, 0, 0]
+    assert in_token_order(logits, top_k=1).tolist() == [0, 1, 0, 0, 0]  # ties: lower id
+    assert in_token_order(logits, top_k=2).tolist() == [0, 0.5, 0.5, 0, 0]
+    assert torch.allclose(in_token_order(logits), torch.softmax(logits, 0))
+    assert torch.allclose(in_token_order(logits, temperature=2.0), torch.softmax(logits / 2, 0))
+    assert torch.allclose(in_token_order(logits, top_k=10), torch.softmax(logits, 0))
     # top-p: the smallest top-ranked set reaching p, the token that crosses p included
     third = torch.log(torch.tensor([0.5, 0.3, 0.2]))
-    assert torch.allclose(_next_token_probabilities(third, top_p=0.6), torch.tensor([0.625, 0.375, 0.0]))
-    assert _next_token_probabilities(third, top_p=1e-9).tolist() == [1, 0, 0]
-    assert torch.allclose(_next_token_probabilities(third, top_p=1.0), torch.tensor([0.5, 0.3, 0.2]))
+    assert torch.allclose(in_token_order(third, top_p=0.6), torch.tensor([0.625, 0.375, 0.0]))
+    assert in_token_order(third, top_p=1e-9).tolist() == [1, 0, 0]
+    assert torch.allclose(in_token_order(third, top_p=1.0), torch.tensor([0.5, 0.3, 0.2]))
     equal = torch.zeros(4, dtype=torch.float64)
     for p, kept in ((0.25, 1), (0.5, 2), (0.75, 3), (1.0, 4)):
         expected = [1 / kept] * kept + [0.0] * (4 - kept)
-        assert _next_token_probabilities(equal, top_p=p).tolist() == expected
+        assert in_token_order(equal, top_p=p).tolist() == expected
     # top-p applies to the top-k distribution, renormalized: 4/7 >= 0.55 already (0.4 would not be)
     four = torch.log(torch.tensor([0.4, 0.3, 0.2, 0.1]))
-    assert _next_token_probabilities(four, top_k=2, top_p=0.55).tolist() == [1, 0, 0, 0]
-    assert torch.allclose(
-        _next_token_probabilities(four, top_k=2, top_p=0.6), torch.tensor([4 / 7, 3 / 7, 0, 0])
-    )
+    assert in_token_order(four, top_k=2, top_p=0.55).tolist() == [1, 0, 0, 0]
+    assert torch.allclose(in_token_order(four, top_k=2, top_p=0.6), torch.tensor([4 / 7, 3 / 7, 0, 0]))
     batch = torch.stack([logits, logits.flip(0)])
-    assert torch.allclose(
-        _next_token_probabilities(batch, top_k=2)[1], _next_token_probabilities(logits.flip(0), top_k=2)
-    )
+    assert torch.allclose(in_token_order(batch, top_k=2)[1], in_token_order(logits.flip(0), top_k=2))
 
 
 @pytest.mark.parametrize(
@@ -166,7 +177,7 @@ def test_sampling_knobs_follow_the_documented_contract():
 )
 def test_meaningless_knobs_are_refused(knobs, message):
     with pytest.raises(ValueError, match=message):
-        _next_token_probabilities(torch.zeros(3), **knobs)
+        _ranked_next_token_probabilities(torch.zeros(3), **knobs)
 
 
 @pytest.mark.parametrize(

@@ -17,7 +17,7 @@ from transformer_course.model import (
     MultiHeadAttention,
     Transformer,
     TransformerConfig,
-    _sinusoidal_table,
+    _sinusoidal_encodings,
     base_model_config,
     count_parameters,
     parameter_breakdown,
@@ -211,12 +211,12 @@ def test_positional_encoding_switch_controls_order_sensitivity():
 def test_embeddings_are_scaled_and_positioned():
     model = small_model()
     tokens = torch.tensor([[3, 4]])
-    expected = model.encoder.embed.tokens(tokens) * 4.0 + _sinusoidal_table(20, 16)[:2]
+    expected = model.encoder.embed.tokens(tokens) * 4.0 + _sinusoidal_encodings(torch.arange(2), 16)
     assert max_diff(model.encoder.embed(tokens), expected) <= TOLERANCE
 
 
-def test_sinusoidal_table_follows_the_paper():
-    table = _sinusoidal_table(6, 7)
+def test_sinusoidal_encodings_follow_the_paper():
+    table = _sinusoidal_encodings(torch.arange(6), 7)
     assert table.shape == (6, 7)
     pos, i = 4, 2
     angle = pos / 10000 ** (2 * i / 7)
@@ -224,6 +224,13 @@ def test_sinusoidal_table_follows_the_paper():
     assert math.isclose(table[pos, 2 * i + 1].item(), math.cos(angle), abs_tol=1e-6)
     assert math.isclose(table[pos, 6].item(), math.sin(pos / 10000 ** (6 / 7)), abs_tol=1e-6)
     assert torch.equal(table[0, 1::2], torch.ones(3))
+
+
+def test_sinusoidal_encodings_of_chosen_positions_are_rows_of_the_table():
+    table = _sinusoidal_encodings(torch.arange(6), 7)
+    assert torch.equal(_sinusoidal_encodings(torch.tensor([4, 1]), 7), table[[4, 1]])
+    with pytest.raises(ValueError, match="1-D tensor of position indices"):
+        _sinusoidal_encodings(6, 7)
 
 
 def test_shared_embeddings_are_one_tensor():

@@ -1,13 +1,16 @@
-"""No public function of ``transformer_course`` computes a graded exercise's answer (design rule).
+"""No function of ``transformer_course`` computes a graded exercise's answer (design rule).
 
-A student may import the helper package, so a public function that reproduces a graded function
-would earn its points for a one-line wrapper (issue 22: ``gpt.next_token_probabilities`` answered
-lesson 10's ``next_token_distribution``). The audit runs every lesson's reference solutions
-in-process on the inputs the lesson's own test cells give them (recorded while those cells run),
-then calls every public function of every ``transformer_course`` module on the same inputs, by
-arity, as given and with arrays as PyTorch tensors, and fails when one reproduces all of a graded
-function's recorded outputs. Functions that raise on those inputs, or run past a short time limit,
-do not reproduce anything.
+A student may import the helper package, so a function of it that reproduces a graded function
+would earn its points for a one-line import (issue 22: ``gpt.next_token_probabilities`` answered
+lesson 10's ``next_token_distribution``). A leading underscore does not keep a function out of
+reach (``from transformer_course.schedule import _paper_rate as learning_rate`` answered lesson 9
+until the package lost that function), so private functions are audited like public ones. The
+audit runs every lesson's reference solutions in-process on the inputs the lesson's own test cells
+give them (recorded while those cells run), then calls every function that every
+``transformer_course`` module defines, private ones included, on the same inputs, by arity, as
+given and with arrays as PyTorch tensors, and fails when one reproduces all of a graded function's
+recorded outputs. Functions that raise on those inputs, or run past a short time limit, do not
+reproduce anything.
 
 Lesson 8's graded PyTorch classes are audited the same way: the calls its tests make through the
 locked adapters (``adapters.adapted(piece, Class)``) are recorded on the reference classes, and
@@ -208,16 +211,12 @@ def reproduces_class(candidate: type, graded: GradedClass) -> bool:
     return bool(graded.calls)
 
 
-def public_functions() -> Iterator[tuple[str, Callable]]:
-    """``module.name`` and the function, for every public function defined in the package."""
+def package_module_functions() -> Iterator[tuple[str, Callable]]:
+    """``module.name`` and the function, for every function the package's modules define, private
+    ones included (command-line entry points excepted)."""
     for module in package_modules():
         for name, value in vars(module).items():
-            if (
-                inspect.isfunction(value)
-                and value.__module__ == module.__name__
-                and not name.startswith("_")
-                and name not in ENTRY_POINTS
-            ):
+            if inspect.isfunction(value) and value.__module__ == module.__name__ and name not in ENTRY_POINTS:
                 yield f"{module.__name__}.{name}", value
 
 
@@ -347,7 +346,7 @@ def reproduces(candidate: Callable, graded: GradedFunction) -> bool:
 
 @pytest.fixture(scope="module")
 def package_functions() -> list[tuple[str, Callable]]:
-    return sorted(public_functions(), key=lambda item: item[0])
+    return sorted(package_module_functions(), key=lambda item: item[0])
 
 
 @pytest.fixture
@@ -358,9 +357,7 @@ def in_a_scratch_directory(tmp_path, monkeypatch):
 
 @pytest.mark.slow  # every package function on every lesson's inputs: minutes on a busy machine
 @pytest.mark.parametrize("lesson", lesson_names())
-def test_no_public_package_function_answers_a_graded_function(
-    lesson, package_functions, in_a_scratch_directory
-):
+def test_no_package_function_answers_a_graded_function(lesson, package_functions, in_a_scratch_directory):
     graded = graded_functions(lesson)
     answered = [
         f"{where} reproduces lesson {lesson}'s graded {g.name}"
@@ -408,7 +405,7 @@ def test_every_graded_function_was_called_by_its_lesson_tests():
     assert never_called == []
 
 
-def test_the_audit_finds_a_public_function_that_reproduces_a_graded_one():
+def test_the_audit_finds_a_package_function_that_reproduces_a_graded_one():
     (distribution,) = [g for g in graded_functions("10_decoder_only") if g.name == "next_token_distribution"]
 
     def with_tensors(logits, temperature=1.0, top_k=None, top_p=None):  # a package-style copy
@@ -421,3 +418,11 @@ def test_the_audit_finds_a_public_function_that_reproduces_a_graded_one():
 
     assert reproduces(with_tensors, distribution)
     assert not reproduces(softmax_only, distribution)
+
+
+def test_the_audit_covers_private_functions_but_not_entry_points():
+    """An underscore keeps nothing from an import, so the audit must not skip private functions."""
+    names = {where for where, _ in package_module_functions()}
+    assert "transformer_course.schedule._check_sizes" in names
+    assert "transformer_course.schedule.peak_lr" in names
+    assert "transformer_course.widgets.architecture.main" not in names

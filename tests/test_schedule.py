@@ -1,5 +1,5 @@
-"""The paper's learning-rate schedule, as the package's private formula and as a LambdaLR driving a
-real optimizer."""
+"""The paper's learning-rate schedule, as the package's private curve (for plots) and as a LambdaLR
+driving a real optimizer."""
 
 import math
 
@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import torch
 
-from transformer_course.schedule import _paper_rate, peak_lr, transformer_scheduler
+from transformer_course.schedule import _paper_curve, peak_lr, transformer_scheduler
 
 
 def paper_formula(step: int, d_model: int, warmup: int) -> float:
@@ -15,14 +15,13 @@ def paper_formula(step: int, d_model: int, warmup: int) -> float:
 
 
 @pytest.mark.parametrize("step", [1, 2, 100, 3999, 4000, 4001, 10_000, 100_000])
-def test_matches_the_formula(step):
-    assert math.isclose(_paper_rate(step), paper_formula(step, 512, 4000), rel_tol=1e-12)
+def test_the_curve_matches_the_formula(step):
+    assert math.isclose(_paper_curve(100_000)[step - 1], paper_formula(step, 512, 4000), rel_tol=1e-12)
 
 
 def test_shape_of_the_curve():
-    steps = np.arange(1, 20_001)
-    rates = _paper_rate(steps, d_model=256, warmup=2000)
-    assert isinstance(rates, np.ndarray) and rates.shape == steps.shape
+    rates = _paper_curve(20_000, d_model=256, warmup=2000)
+    assert isinstance(rates, np.ndarray) and rates.shape == (20_000,)
     assert int(np.argmax(rates)) + 1 == 2000
     assert math.isclose(rates.max(), peak_lr(256, 2000), rel_tol=1e-12)
     assert np.all(np.diff(rates[:2000]) > 0) and np.all(np.diff(rates[2000:]) < 0)
@@ -54,10 +53,10 @@ def test_scheduler_drives_an_optimizer(base_lr):
 @pytest.mark.parametrize(
     "call,message",
     [
-        (lambda: _paper_rate(0), "counted from 1"),
-        (lambda: _paper_rate(np.array([3, 0])), "counted from 1"),
-        (lambda: _paper_rate(5, d_model=0), "d_model"),
-        (lambda: _paper_rate(5, warmup=2.5), "warmup"),
+        (lambda: _paper_curve(0), "counted from 1"),
+        (lambda: _paper_curve(2.5), "n_steps"),
+        (lambda: _paper_curve(5, d_model=0), "d_model"),
+        (lambda: _paper_curve(5, warmup=2.5), "warmup"),
         (lambda: peak_lr(warmup=-1), "warmup"),
     ],
 )

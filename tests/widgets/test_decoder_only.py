@@ -5,7 +5,7 @@ import pytest
 import torch
 
 from transformer_course.generation_timing import speedup_table, timed_generation
-from transformer_course.gpt import GPT, GPTConfig, _next_token_probabilities
+from transformer_course.gpt import GPT, GPTConfig, _ranked_next_token_probabilities
 from transformer_course.lm_data import CharTokenizer
 from transformer_course.widgets.decoder_only import (
     RotaryScores,
@@ -53,7 +53,8 @@ def test_sampling_knobs_report_what_they_keep_and_drop():
     assert np.allclose(knobs.distributions()[1], [1, 0, 0, 0])
     knobs.top_k.value = 4
     knobs.temperature.value = 2.0
-    assert np.allclose(knobs.distributions()[0], _next_token_probabilities(torch.tensor(logits), 2.0).numpy())
+    order, ranked = _ranked_next_token_probabilities(torch.tensor(logits), 2.0)
+    assert np.allclose(knobs.distributions()[0][order.numpy()], ranked.numpy())
 
 
 @pytest.mark.parametrize(

@@ -466,7 +466,7 @@ PARTS: dict[str, Part] = {
         (5,),
         "A fixed table of sines and cosines, one row per position, added to the embeddings of both "
         "stacks; it is the only place where word order enters the model.",
-        model._sinusoidal_table,
+        model._sinusoidal_encodings,
     ),
     "encoder self-attention": Part(
         "Encoder self-attention",

@@ -10,7 +10,7 @@
   ``score[m, n] = rot(q, m) · rot(k, n)`` as a heatmap (constant along every diagonal) and as
   curves against the offset ``n - m`` from two query positions (they coincide).
 
-They use PyTorch (:func:`transformer_course.gpt._next_token_probabilities`,
+They use PyTorch (:func:`transformer_course.gpt._ranked_next_token_probabilities`,
 :func:`transformer_course.gpt._rotate_pairs`); the NumPy sampler and ``apply_rope`` are what
 students write in the lesson.
 """
@@ -23,7 +23,7 @@ import ipywidgets as widgets
 import numpy as np
 import torch
 
-from transformer_course.gpt import GPT, _next_token_probabilities, _rotary_angles, _rotate_pairs
+from transformer_course.gpt import GPT, _ranked_next_token_probabilities, _rotary_angles, _rotate_pairs
 from transformer_course.lm_data import CharTokenizer
 from transformer_course.widgets.base import ShowsView
 from transformer_course.widgets.figures import figure_to_html, new_figure
@@ -102,9 +102,12 @@ class SamplingKnobs(ShowsView):
     def distributions(self) -> tuple[np.ndarray, np.ndarray]:
         """(after temperature only, after all three knobs), each summing to 1."""
         top_k, top_p = knob_values(self.top_k.value, self.top_p.value, len(self.labels))
-        tempered = _next_token_probabilities(self.logits, self.temperature.value)
-        final = _next_token_probabilities(self.logits, self.temperature.value, top_k, top_p)
-        return tempered.numpy(), final.numpy()
+        in_token_order = []
+        for knobs in ((), (top_k, top_p)):
+            order, ranked = _ranked_next_token_probabilities(self.logits, self.temperature.value, *knobs)
+            in_token_order.append(torch.zeros_like(ranked).scatter(-1, order, ranked).numpy())
+        tempered, final = in_token_order
+        return tempered, final
 
     def dropped_mass(self) -> float:
         """Probability (after temperature) of the tokens the knobs remove."""

@@ -12,8 +12,8 @@ from __future__ import annotations
 import ipywidgets as widgets
 import numpy as np
 
-# The formula is private to the package (lesson 9 grades it); this widget only draws it.
-from transformer_course.schedule import PAPER_WARMUP, _paper_rate, peak_lr
+# The package has the formula only as a whole curve (lesson 9 grades the rate at a step).
+from transformer_course.schedule import PAPER_WARMUP, _paper_curve, peak_lr
 from transformer_course.widgets.base import ShowsView
 from transformer_course.widgets.figures import figure_to_html, new_figure
 
@@ -42,8 +42,7 @@ class ScheduleExplorer(ShowsView):
 
     def curve(self) -> tuple[np.ndarray, np.ndarray]:
         """``(steps, rates)`` of the curve currently shown."""
-        steps = np.arange(1, self.steps + 1)
-        return steps, _paper_rate(steps, self.d_model.value, self.warmup.value)
+        return np.arange(1, self.steps + 1), _paper_curve(self.steps, self.d_model.value, self.warmup.value)
 
     def _on_change(self, _change: dict | None = None) -> None:
         self._redraw()
@@ -62,7 +61,7 @@ class ScheduleExplorer(ShowsView):
         ax = fig.subplots()
         ax.plot(
             steps,
-            _paper_rate(steps, 512, PAPER_WARMUP),
+            _paper_curve(self.steps, 512, PAPER_WARMUP),
             "--",
             color="grey",
             label="paper: d_model 512, warmup 4000",

@@ -42,11 +42,6 @@ _STRENGTH = 6.0
 _ROLE_FEATURES = 2  # subject flag, verb flag
 
 
-def _softmax(x: np.ndarray) -> np.ndarray:
-    """PyTorch's row softmax (students write their own in lesson 3)."""
-    return torch.softmax(torch.as_tensor(x, dtype=torch.float64), dim=-1).numpy()
-
-
 def embed_sentence(n_tokens: int, subject: int, verb: int) -> np.ndarray:
     """``(n, n + 2)`` embeddings: a one-hot position, then the subject and verb flags."""
     embeddings = np.zeros((n_tokens, n_tokens + _ROLE_FEATURES))
@@ -122,7 +117,8 @@ class HeadExplorer(ShowsView):
         w_q, w_k = designed_projections(len(self.tokens), head or self.head.value)
         queries = self.embeddings @ w_q
         keys = self.embeddings @ w_k
-        return _softmax(queries @ keys.T / np.sqrt(w_q.shape[1]))
+        scores = torch.as_tensor(queries @ keys.T / np.sqrt(w_q.shape[1]), dtype=torch.float64)
+        return torch.softmax(scores, dim=-1).numpy()  # PyTorch's: lesson 3 grades a softmax
 
     def _on_change(self, _change: dict | None = None) -> None:
         self._redraw()

@@ -8,28 +8,29 @@
   for two reference positions; the curves coincide, because the dot product depends on the
   offset only.
 
-The table is computed by a private helper; students write the graded ``positional_encoding``
-themselves in the lesson.
+The table comes from the PyTorch model's encodings of chosen positions; students write the graded
+``positional_encoding`` (the table from a count) themselves in the lesson.
 """
 
 from __future__ import annotations
 
 import ipywidgets as widgets
 import numpy as np
+import torch
 
-from transformer_course.model import _sinusoidal_table as _torch_sinusoidal_table
+from transformer_course.model import _sinusoidal_encodings
 from transformer_course.widgets.base import ShowsView
 from transformer_course.widgets.figures import figure_to_html, new_figure
 
 BASE = 10000.0
 
 
-def _sinusoidal_table(seq_len: int, d_model: int) -> np.ndarray:
-    """The PyTorch model's ``(seq_len, d_model)`` table, as NumPy for plotting.
+def _encodings(positions: np.ndarray, d_model: int) -> np.ndarray:
+    """The PyTorch model's encodings of ``positions`` (a 1-D array of indices), as NumPy for plotting.
 
-    Students write the NumPy version in lesson 5 (graded ``positional_encoding``).
+    Students write the table from a count in lesson 5 (graded ``positional_encoding``).
     """
-    return _torch_sinusoidal_table(seq_len, d_model).numpy().astype(np.float64)
+    return _sinusoidal_encodings(torch.from_numpy(positions), d_model).numpy().astype(np.float64)
 
 
 def wavelength(dimension: int, d_model: int) -> float:
@@ -60,7 +61,7 @@ class EncodingHeatmap(ShowsView):
 
     def table(self) -> np.ndarray:
         """The table currently shown."""
-        return _sinusoidal_table(self.seq_len.value, self.d_model.value)
+        return _encodings(np.arange(self.seq_len.value), self.d_model.value)
 
     def _on_change(self, _change: dict | None = None) -> None:
         self._redraw()
@@ -148,7 +149,7 @@ class EncodingWaves(ShowsView):
 
     def curves(self) -> dict[int, np.ndarray]:
         """Column index -> values at the whole positions 0 .. seq_len - 1, for the chosen columns."""
-        pe = _sinusoidal_table(self.seq_len, self.d_model)
+        pe = _encodings(np.arange(self.seq_len), self.d_model)
         return {d: pe[:, d] for d in self.chosen()}
 
     def wave(self, dimension: int, positions: np.ndarray) -> np.ndarray:
@@ -217,7 +218,7 @@ class PositionSimilarity(ShowsView):
 
     def similarity(self, reference: int) -> np.ndarray:
         """``PE[reference] · PE[reference + k]`` for every offset ``k`` shown."""
-        pe = _sinusoidal_table(reference + self.max_offset + 1, self.d_model.value)
+        pe = _encodings(np.arange(reference + self.max_offset + 1), self.d_model.value)
         return pe[reference + self.offsets()] @ pe[reference]
 
     def _on_change(self, _change: dict | None = None) -> None:
