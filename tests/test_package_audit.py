@@ -196,13 +196,7 @@ def reproduces_class(candidate: type, graded: GradedClass) -> bool:
     """Whether ``candidate``, run through the same adapter, gives every recorded output."""
     for piece, args, kwargs, expected in graded.calls:
         try:
-            with (
-                _time_limit(SECONDS_PER_CALL),
-                contextlib.redirect_stdout(io.StringIO()),
-                contextlib.redirect_stderr(io.StringIO()),
-                warnings.catch_warnings(),
-            ):
-                warnings.simplefilter("ignore")
+            with _quiet_call():
                 got = transformer_course.adapters.ADAPTERS[piece](candidate, *copy.deepcopy(args), **kwargs)
         except (_TooSlow, Exception):
             return False
@@ -309,6 +303,19 @@ def _time_limit(seconds: int) -> Iterator[None]:
         signal.signal(signal.SIGALRM, previous)
 
 
+@contextlib.contextmanager
+def _quiet_call() -> Iterator[None]:
+    """A package call on a lesson's inputs: within the time limit, its output and warnings hidden."""
+    with (
+        _time_limit(SECONDS_PER_CALL),
+        contextlib.redirect_stdout(io.StringIO()),
+        contextlib.redirect_stderr(io.StringIO()),
+        warnings.catch_warnings(),
+    ):
+        warnings.simplefilter("ignore")
+        yield
+
+
 _too_slow: set[Callable] = set()
 
 
@@ -321,13 +328,7 @@ def _reproduces_one_call(candidate: Callable, graded: GradedFunction, call: tupl
                 return False
             arguments = [convert(v) for v in copy.deepcopy(inputs[:arity])]
             try:
-                with (
-                    _time_limit(SECONDS_PER_CALL),
-                    contextlib.redirect_stdout(io.StringIO()),
-                    contextlib.redirect_stderr(io.StringIO()),
-                    warnings.catch_warnings(),
-                ):
-                    warnings.simplefilter("ignore")
+                with _quiet_call():
                     got = candidate(*arguments)
             except _TooSlow:
                 _too_slow.add(candidate)
