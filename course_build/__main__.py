@@ -26,7 +26,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--check",
         action="store_true",
-        help="write nothing; exit 1 if any generated file is stale or missing, a test cell uses a "
+        help="write nothing; exit 1 if any generated file is stale or missing (cells, or a saved "
+        "quiz that its quiz file no longer makes), a test cell uses a "
         "name it may not use when graded or a comparison that passes on an empty array (np.allclose, "
         "np.all, ...), or a hidden test's message gives an Apply answer away",
     )

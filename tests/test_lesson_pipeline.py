@@ -7,6 +7,8 @@ of the reference solution and of the blank release in the batches of ``lesson_va
 for lesson 1, ``test_integrity_lesson_1.py``.
 """
 
+import dataclasses
+
 import nbformat
 import pytest
 from nbformat.v4 import new_markdown_cell
@@ -19,6 +21,7 @@ from course_build.paths import (
     nbgrader_source_notebook,
     student_notebook,
 )
+from transformer_course.widgets import quiz
 
 LESSONS = lesson_names()
 
@@ -41,6 +44,22 @@ def test_the_check_names_each_artifact_of_a_lesson_whose_source_changed():
             ("notebooks", ".ipynb"),
         )
     ]
+
+
+def test_the_check_names_the_notebooks_whose_saved_quiz_a_quiz_file_edit_left_behind(monkeypatch):
+    """A quiz file is no cell: editing its options leaves every cell in sync, so only the saved
+    quiz can show that the notebooks (and the book's page) still carry the old ones."""
+    questions = quiz.load_questions("02_dot_products")
+    first = questions[0]
+    reworded = (dataclasses.replace(first.options[0], text="a reworded option"), *first.options[1:])
+    edited = [dataclasses.replace(first, options=reworded), *questions[1:]]
+    monkeypatch.setattr(quiz, "load_questions", lambda lesson: edited)
+    problems = stale_artifacts({"02_dot_products": build_source_notebook("02_dot_products")})
+    assert [problem.split(":")[0] for problem in problems] == [
+        "solutions/02_dot_products.ipynb is stale",
+        "notebooks/02_dot_products.ipynb is stale",
+    ]
+    assert all("a reworded option" in p and "quizzes/02_dot_products.yaml" in p for p in problems)
 
 
 @pytest.mark.parametrize("lesson", LESSONS)

@@ -23,6 +23,7 @@ from nbformat import NotebookNode
 
 from course_build.authoring.execute import execute_notebook
 from course_build.authoring.exercise_cells import cells_using_answers
+from course_build.authoring.quiz_outputs import stale_quiz
 from course_build.authoring.saved_widgets import (
     WIDGET_STATE,
     WIDGET_VIEW,
@@ -157,7 +158,7 @@ def _read(path: Path) -> NotebookNode | None:
 
 def stale_artifacts(sources: dict[str, NotebookNode]) -> list[str]:
     """Reasons the lessons' generated files differ from what their sources (lesson -> source
-    notebook, ``build_source_notebook``) make; empty: in sync."""
+    notebook, ``build_source_notebook``) and quiz files make; empty: in sync."""
     problems = []
     releases = release_notebooks(sources)
     for lesson, source in sources.items():
@@ -173,6 +174,9 @@ def stale_artifacts(sources: dict[str, NotebookNode]) -> list[str]:
                 problems.append(f"{shown} is missing")
             elif _structure(found) != _structure(wanted):
                 problems.append(f"{shown} is stale: its cells differ from lessons/{lesson}.md")
+            elif path != nbgrader_source_notebook(lesson):  # the two notebooks that keep outputs
+                quiz_file = f"transformer_course/quizzes/{lesson}.yaml"
+                problems += [f"{shown} is stale: {why} in {quiz_file}" for why in stale_quiz(lesson, found)]
         solutions = _read(solution_notebook(lesson))
         if solutions is not None:
             unrun = [c.id for c in solutions.cells if c.cell_type == "code" and c.execution_count is None]
