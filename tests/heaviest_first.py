@@ -9,7 +9,8 @@ the others wait: the longest-first order below ends the workers closer together 
 the CI's per-file times: 1,728 s against 1,590 s on four workers).
 
 ``HEAVIEST_FILES`` names the files that take minutes, heaviest first, by their time in the last
-CI runs on the 2-core machine; every other file follows in its usual order.
+CI runs on the 2-core machine (each lesson's every-cell grading, since moved to files of its own,
+counted there); every other file follows in its usual order.
 """
 
 from pathlib import Path
@@ -17,17 +18,19 @@ from pathlib import Path
 import pytest
 
 HEAVIEST_FILES = (
-    "test_lesson_variants_10.py",  # about 700 s: 54 notebooks, 3 of them with every cell run
-    "test_lesson_variants_08.py",  # about 650 s
+    "test_lesson_variants_10.py",  # about 600 s: 51 notebooks
     "browser/test_jupyterlab.py",  # about 600 s: every solved lesson run in JupyterLab
-    "test_lesson_variants_09.py",  # about 500 s
+    "test_lesson_variants_08.py",  # about 450 s
     "test_integrity_lesson_3.py",  # about 450 s, most of it waiting on time limits
-    "test_lesson_variants_02_to_04.py",  # about 410 s
-    "test_lesson_variants_05_to_07.py",  # about 370 s
+    "test_lesson_every_cell_09_10.py",  # about 430 s: lesson 9's demonstrations, 8 times
+    "test_lesson_every_cell_02_to_08.py",  # about 350 s
+    "test_lesson_variants_02_to_04.py",  # about 350 s
     "test_colab_like.py",  # about 330 s
+    "test_lesson_variants_05_to_07.py",  # about 300 s
     "test_integrity_lesson_1.py",  # about 290 s
     "browser/test_site.py",  # about 280 s: builds the book the other site tests share
     "test_your_translator_training.py",  # about 230 s
+    "test_lesson_variants_09.py",  # about 170 s
     "test_grade_command.py",  # about 150 s
     "test_term_collect.py",  # about 100 s
     "test_shards_grading.py",  # about 100 s
