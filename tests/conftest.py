@@ -21,7 +21,14 @@ if os.environ.get("PYTEST_XDIST_WORKER"):
 sys.path.insert(0, str(Path(__file__).parent))
 
 from grading_harness import share_course_templates  # noqa: E402
+from heaviest_first import heaviest_first  # noqa: E402
 from student_repository import build_student_book, publish_and_clone  # noqa: E402
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The files that take minutes first, heaviest first (``heaviest_first``), so that under
+    pytest-xdist no worker starts a long file when the others are nearly done."""
+    items[:] = heaviest_first(items)
 
 
 def _run_folder(tmp_path_factory) -> Path:

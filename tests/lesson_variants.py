@@ -11,8 +11,8 @@ by tests/test_integrity_lesson_1.py.)
 
 Grading skips the course's demonstrations that no answer needs
 (``course_build.nbgrader_plugins.grading_plan``). The correct variants of every lesson are graded
-once more with every cell run, and must get exactly the same points cell by cell; the mistakes'
-verdicts are pinned cell by cell by ``CAUGHT_BY``.
+once more with every cell run (tests/lesson_every_cell.py, in files of their own), and must get
+full marks there too; the mistakes' verdicts are pinned cell by cell by ``CAUGHT_BY``.
 
 The tests live here; each ``test_lesson_variants_*.py`` file imports them for its own ``LESSONS``
 (``pytest_generate_tests``), so the test suite's workers can grade the lessons' batches in parallel
@@ -32,7 +32,6 @@ from lesson_submissions import BY_LESSON
 
 # What each tests/test_lesson_variants_<group>.py file takes (``from lesson_variants import *``).
 __all__ = [
-    "every_cell_reports",
     "pytest_generate_tests",
     "reports",
     "test_correct_variant_gets_full_marks",
@@ -40,7 +39,6 @@ __all__ = [
     "test_feedback_tells_the_student_what_is_wrong",
     "test_nbgrader_gives_the_blank_release_zero_everywhere",
     "test_nbgrader_gives_the_solution_full_marks",
-    "test_skipping_the_demonstrations_changes_no_points",
     "test_wrong_submission_loses_exactly_the_points_of_its_mistake",
 ]
 
@@ -80,7 +78,7 @@ def _variants(kind: str):
     return mark
 
 
-def _graded_on_first_use(
+def graded_on_first_use(
     tmp_path_factory, kinds: tuple[str, ...], folder: str, *, with_release: bool = False, **options
 ):
     """lesson -> student -> GradeReport of the lesson's variants of ``kinds`` ("correct", "wrong"),
@@ -111,13 +109,7 @@ def _graded_on_first_use(
 @pytest.fixture(scope="session")
 def reports(tmp_path_factory):
     """lesson -> student -> GradeReport, one nbgrader run per lesson on first use."""
-    return _graded_on_first_use(tmp_path_factory, ("correct", "wrong"), "variants", with_release=True)
-
-
-@pytest.fixture(scope="session")
-def every_cell_reports(tmp_path_factory):
-    """lesson -> student -> GradeReport of the correct variants, graded with every cell run."""
-    return _graded_on_first_use(tmp_path_factory, ("correct",), "every_cell", run_every_cell=True)
+    return graded_on_first_use(tmp_path_factory, ("correct", "wrong"), "variants", with_release=True)
 
 
 def test_every_wrong_submission_names_the_cells_that_catch_it(lesson):
@@ -136,18 +128,15 @@ def test_nbgrader_gives_the_blank_release_zero_everywhere(reports, lesson):
     check_blank_report(lesson, reports(lesson)["blank"])
 
 
+def points_lost(report: GradeReport) -> dict[str, float]:
+    """grade_id -> score, for each autograded cell of ``report`` short of its points."""
+    return {g: report.scores[g] for g in report.autograded if report.scores[g] != report.max_scores[g]}
+
+
 @_variants("CORRECT")
 def test_correct_variant_gets_full_marks(reports, lesson, name):
-    report = reports(lesson)[f"correct_{name}"]
-    lost = {g: report.scores[g] for g in report.autograded if report.scores[g] != report.max_scores[g]}
+    lost = points_lost(reports(lesson)[f"correct_{name}"])
     assert lost == {}, f"the correct variant {name!r} lost points: {lost}"
-
-
-def test_skipping_the_demonstrations_changes_no_points(reports, every_cell_reports, lesson):
-    skipped, every_cell = reports(lesson), every_cell_reports(lesson)
-    for student, report in every_cell.items():
-        assert skipped[student].scores == report.scores, f"{student}: points differ when every cell runs"
-        assert skipped[student].max_scores == report.max_scores
 
 
 @_variants("WRONG")

@@ -1,7 +1,8 @@
 """Which cells run under grading (fast, no kernel): the student's, and every course cell they may need.
 
-The grading runs themselves (every lesson's realistic submissions graded with the plan and
-compared with a run of every cell) are in tests/test_lesson_variants_*.py (tests/lesson_variants.py).
+The grading runs themselves are in tests/test_lesson_variants_*.py (every lesson's realistic
+submissions graded with the plan, tests/lesson_variants.py) and tests/test_lesson_every_cell_*.py
+(the correct ones graded again with every cell run, tests/lesson_every_cell.py).
 """
 
 import ast
