@@ -221,6 +221,52 @@ class StudentFunction:
             raise self._link.fail("GradingError", f"the kernel answered only some calls of {self.__name__}")
         return results
 
+    def call_repeatedly(self, times: int, args: tuple, kwargs: dict) -> list[object]:
+        """``[self(*args, **kwargs) for _ in range(times)]`` with the same generators throughout, in
+        one message.
+
+        A frequency test draws thousands of tokens from one distribution: as a loop would, the
+        kernel runs each call on fresh copies of the arguments, its generators shared and advancing
+        from call to call, and only the results and the generators' final states come back (not
+        the arguments once per call, as ``call_many`` must send and return them). The first call
+        that raises stops the rest in the kernel and raises here.
+        """
+        if type(times) is not int or not 0 < times <= wire.MAX_REPEATS:
+            raise ValueError(
+                f"call_repeatedly: times must be an int from 1 to {wire.MAX_REPEATS}, got {times!r}"
+            )
+        args, kwargs = tuple(args), dict(kwargs)
+        reply = self._link.ask(
+            {"op": "call_repeatedly", "name": self.__name__, "times": times, **self._adapter}
+            | self._encoded(args, kwargs)
+        )
+        replies = reply.get("replies")
+        if reply.get("status") == "missing":
+            raise self._link.fail("NameError", f"name {self.__name__!r} is not defined in the notebook")
+        if (
+            reply.get("status") != "repeated"
+            or not isinstance(replies, list)
+            or not 0 < len(replies) <= times
+        ):
+            raise self._link.fail(
+                "GradingError", f"the kernel's answer to calls of {self.__name__} was malformed"
+            )
+        *earlier, last = replies
+        if not all(
+            isinstance(one, dict) and one.get("status") == "returned" and "args_after" not in one
+            for one in earlier
+        ) or not isinstance(last, dict):
+            raise self._link.fail(
+                "GradingError", f"the kernel's answer to calls of {self.__name__} was malformed"
+            )
+        results = [self._result(one, args, kwargs) for one in earlier]
+        # the arguments as the loop left them (its generators advanced) come with the last call
+        final = {key: reply[key] for key in ("args_after", "kwargs_after") if key in reply}
+        results.append(self._result({**last, **final}, args, kwargs))
+        if len(results) < times:  # the kernel stopped early without a call that failed
+            raise self._link.fail("GradingError", f"the kernel answered only some calls of {self.__name__}")
+        return results
+
     def call_reporting_inputs(self, *args: object, **kwargs: object) -> tuple[object, tuple, dict]:
         """Call the function; return its result and its arguments as the student's code left them.
 
