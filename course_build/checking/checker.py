@@ -10,8 +10,9 @@ cells define is bound to what the student's kernel holds under that name:
 * a plain value (a number, an array, a list ...) is fetched once, as plain data;
 * a function becomes a ``StudentFunction``: calling it sends the plain arguments into the kernel,
   runs the student's function there on copies and brings back the plain result and the builtin
-  type and message of an exception it raised (``call_many``: a batch of calls in one message,
-  for a test that calls it thousands of times). The test's own arguments never change, except that a
+  type and message of an exception it raised (``call_many``: a batch of calls in one message;
+  ``call_repeatedly``: one call made many times in one message, for a test that draws thousands of
+  samples). The test's own arguments never change, except that a
   ``np.random.Generator`` advances as it did in the kernel; ``call_reporting_inputs`` reports how
   the function left its copies;
 * a class (lesson 8's PyTorch modules) is a ``StudentFunction`` too, called only through
