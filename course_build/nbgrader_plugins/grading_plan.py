@@ -102,7 +102,7 @@ def _test_cell_reads(source: str) -> tuple[frozenset[str], frozenset[str] | None
         reads = frozenset(global_reads(parse_cell(source)))
     except SyntaxError:
         reads = None
-    return frozenset(names_used(source)), reads
+    return names_used(source), reads
 
 
 class _Cell:
