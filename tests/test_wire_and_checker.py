@@ -732,3 +732,13 @@ def test_printed_text_with_odd_characters_is_repaired_but_the_caps_still_hold():
     assert wire.loads_message_part(b'{"text": "a\\ud800b \xff"}') == {"text": "a?b \ufffd"}
     with pytest.raises(wire.MalformedData):
         wire.loads_message_part(b"[" * 1000 + b"]" * 1000)
+
+
+def test_a_request_of_many_calls_gets_each_call_its_time():
+    from course_build.nbgrader_plugins.sandboxed_execute import _calls_in
+
+    assert _calls_in({"op": "call", "name": "f"}) == 1
+    assert _calls_in({"op": "call_many", "calls": [[{}, {}]] * 7}) == 7
+    assert _calls_in({"op": "call_repeatedly", "times": 1000}) == 1000
+    assert _calls_in({"op": "call_repeatedly", "times": 10**9}) == wire.MAX_REPEATS
+    assert _calls_in({"op": "call_repeatedly", "times": "many"}) == 1
