@@ -104,8 +104,11 @@ class CpuMeter:
         return self.ROOT
 
     def seconds(self) -> float:
+        """CPU seconds so far, less what the meter's own sampling thread used: it samples for as
+        long as the run lasts, so it would make a run on a loaded machine look costlier."""
         if self.group is not None:
-            return int((self.group / "cpuacct.usage").read_text()) / 1e9
+            used = int((self.group / "cpuacct.usage").read_text()) / 1e9
+            return used - (self.processes.own_seconds if self.processes else 0.0)
         usage = resource.getrusage(resource.RUSAGE_CHILDREN)
         return usage.ru_utime + usage.ru_stime
 
@@ -168,10 +171,14 @@ class ProcessCpu(threading.Thread):
         self._tick = os.sysconf("SC_CLK_TCK")
         self._done = threading.Event()
         self._lock = threading.Lock()
+        self.own_seconds = 0.0  # this sampling thread's CPU, left out of every figure
 
     def run(self) -> None:
+        own = Path(f"/proc/self/task/{threading.get_native_id()}/stat")
         while not self._done.wait(self.interval_s):
             self.sample()
+            fields = own.read_text().rsplit(")", 1)[1].split()
+            self.own_seconds = (int(fields[11]) + int(fields[12])) / self._tick
 
     def sample(self) -> None:
         for pid in (self.group / "cgroup.procs").read_text().split():
@@ -193,6 +200,7 @@ class ProcessCpu(threading.Thread):
         with self._lock:
             for pid, used in self._seconds.items():
                 seconds[self._kind.get(pid, "other")] += used
+            seconds[self._kind.get(str(os.getpid()), "other")] -= self.own_seconds
         seconds["missed (short-lived)"] = total_s - sum(seconds.values())
         return seconds
 
@@ -334,6 +342,9 @@ def main() -> int:
                         f"  the sandbox's cost at {j} worker(s): {extra:+.2f} s of CPU per notebook "
                         f"({wall:+.2f} s of wall time per notebook)"
                     )
+        if meter.processes:
+            own = meter.processes.own_seconds
+            print(f"\n(the meter's sampling thread used {own:.1f} s of CPU, left out above)")
     return 0
 
 

@@ -466,6 +466,87 @@ def test_call_many_in_the_kernel_copies_arguments_but_shares_generators():
         call_many(namespace["draw"], [((rng,), {}), ((rng,), {})])
 
 
+def test_call_repeatedly_sends_one_message_and_gives_what_a_loop_with_one_generator_gives():
+    code = (
+        "import numpy as np\n"
+        "from transformer_course.checks import call_repeatedly\n"
+        "_rng, _replay = np.random.default_rng(7), np.random.default_rng(7)\n"
+        "_draws = call_repeatedly(draw, 300, _rng)\n"
+        "assert _draws == [float(_replay.standard_normal()) for _ in range(300)]\n"
+        "assert len(set(_draws)) == 300\n"
+        "assert float(_rng.standard_normal()) == float(_replay.standard_normal()), 'the generator advanced'\n"
+        "_x = np.array([1.0, 2.0])\n"
+        "assert call_repeatedly(in_place, 3, _x) == [None] * 3 and np.array_equal(_x, [1.0, 2.0])\n"
+        "assert call_repeatedly(identity, 2, 'a', k=[1, 2]) == [(('a',), {'k': [1, 2]})] * 2\n"
+    )
+    requests, ask = _counting(_namespace())
+    result = run_test_cell(code, ["draw", "identity", "in_place"], ask)
+    assert result["error"] is None, result
+    assert [r["op"] for r in requests].count("call_repeatedly") == 3 and len(requests) == 4  # + describe
+
+
+def test_call_repeatedly_gives_each_call_fresh_copies_and_stops_at_the_first_raise():
+    namespace = _namespace()
+    exec(  # noqa: S102 - a stand-in for the student's kernel
+        "seen = []\ndef fragile(x, rng):\n    x += 1\n    seen.append(float(x[0]))\n"
+        "    if len(seen) == 3:\n        raise ValueError('three')\n    return float(rng.random())",
+        namespace,
+    )
+    code = (
+        "import numpy as np\nfrom transformer_course.checks import call_repeatedly\n"
+        "try:\n    call_repeatedly(fragile, 5, np.zeros(1), np.random.default_rng(0))\n"
+        "except ValueError as _e:\n    assert str(_e) == 'three'\n"
+        "else:\n    raise AssertionError('no error')\n"
+    )
+    assert run_test_cell(code, ["fragile"], ask_through_json(namespace))["error"] is None
+    assert namespace["seen"] == [1.0, 1.0, 1.0], "each call starts from the test's own argument"
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        {"status": "repeated", "replies": []},
+        {"status": "repeated", "replies": [{"status": "returned", "value": wire.encode(1.0)}]},  # 1 of 2
+        {"status": "repeated", "replies": [{"status": "returned", "value": wire.encode(1.0)}] * 3},
+        {"status": "repeated", "replies": [{"status": "raised", "type": "ValueError", "message": ""}, {}]},
+        {"status": "repeated", "replies": "many"},
+        {"status": "batch", "replies": [{"status": "returned", "value": wire.encode(1.0)}] * 2},
+    ],
+)
+def test_a_forged_repeated_reply_fails_the_cell_even_when_the_test_swallows_it(reply):
+    code = (
+        "import numpy as np\nfrom transformer_course.checks import call_repeatedly\n"
+        "try:\n    call_repeatedly(softmax, 2, np.zeros(2))\nexcept BaseException:\n    pass\n"
+    )
+    result = _run(code, replies={"softmax": reply})
+    assert result["error"]["ename"] == "GradingError"
+
+
+def test_call_repeatedly_in_the_kernel_copies_arguments_but_shares_generators():
+    from transformer_course.checks import call_repeatedly
+
+    namespace = _namespace()
+    x, rng, replay = np.array([1.0, 2.0]), np.random.default_rng(5), np.random.default_rng(5)
+    assert call_repeatedly(namespace["in_place"], 2, x) == [None, None]
+    assert np.array_equal(x, [1.0, 2.0])
+    assert call_repeatedly(namespace["draw"], 3, rng=rng) == [
+        float(replay.standard_normal()) for _ in range(3)
+    ]
+    assert float(rng.standard_normal()) == float(replay.standard_normal()), "the generator advanced"
+
+
+def test_the_kernel_refuses_a_number_of_repeats_outside_its_limit():
+    for times in (0, wire.MAX_REPEATS + 1, 2.0):
+        request = {
+            "op": "call_repeatedly",
+            "name": "draw",
+            "times": times,
+            "args": wire.encode([]),
+            "kwargs": wire.encode({}),
+        }
+        assert wire.answer(request, _namespace())["status"] == "malformed"
+
+
 def test_bound_names_are_plain_values_and_proxies():
     link = KernelLink(ask_through_json(_namespace()))
     bound = bind_names(link, ["softmax", "weight_on_key0", "not_there"])
@@ -651,3 +732,13 @@ def test_printed_text_with_odd_characters_is_repaired_but_the_caps_still_hold():
     assert wire.loads_message_part(b'{"text": "a\\ud800b \xff"}') == {"text": "a?b \ufffd"}
     with pytest.raises(wire.MalformedData):
         wire.loads_message_part(b"[" * 1000 + b"]" * 1000)
+
+
+def test_a_request_of_many_calls_gets_each_call_its_time():
+    from course_build.nbgrader_plugins.sandboxed_execute import _calls_in
+
+    assert _calls_in({"op": "call", "name": "f"}) == 1
+    assert _calls_in({"op": "call_many", "calls": [[{}, {}]] * 7}) == 7
+    assert _calls_in({"op": "call_repeatedly", "times": 1000}) == 1000
+    assert _calls_in({"op": "call_repeatedly", "times": 10**9}) == wire.MAX_REPEATS
+    assert _calls_in({"op": "call_repeatedly", "times": "many"}) == 1

@@ -118,6 +118,38 @@ def call_many(function: Callable, calls: list[tuple[tuple, dict]]) -> list[objec
     return results
 
 
+def call_repeatedly(function: Callable, times: int, *args: object, **kwargs: object) -> list[object]:
+    """``[function(*args, **kwargs) for _ in range(times)]``, each call on copies of the arguments
+    except their ``np.random.Generator``s, which are the same objects throughout and advance from
+    call to call, as in that loop.
+
+    A frequency test draws thousands of tokens from one distribution with one generator. While
+    grading, ``function`` is the checker's stand-in for the student's function, whose
+    ``call_repeatedly`` runs the whole loop in the student's kernel from one message and sends back
+    only the results (``call_many`` sends and returns every call's arguments). The first call that
+    raises stops the rest, as in the loop.
+    """
+    repeated = getattr(function, "call_repeatedly", None)
+    if repeated is not None:
+        return repeated(times, args, kwargs)
+    shared = {id(v): v for v in _generators([args, kwargs])}  # deepcopy's memo: passed, not copied
+    return [
+        function(*copy.deepcopy(args, dict(shared)), **copy.deepcopy(kwargs, dict(shared)))
+        for _ in range(times)
+    ]
+
+
+def _generators(value: object) -> list[np.random.Generator]:
+    """The ``np.random.Generator`` objects in ``value``, at any depth of its tuples, lists and dicts."""
+    if isinstance(value, np.random.Generator):
+        return [value]
+    if isinstance(value, tuple | list):
+        return [g for item in value for g in _generators(item)]
+    if isinstance(value, dict):
+        return [g for item in value.values() for g in _generators(item)]
+    return []
+
+
 def inputs_after_call(function: Callable, *args: object, **kwargs: object) -> tuple[object, tuple, dict]:
     """Call ``function`` on copies of the arguments; return its result and the copies as it left them.
 

@@ -10,8 +10,9 @@ cells define is bound to what the student's kernel holds under that name:
 * a plain value (a number, an array, a list ...) is fetched once, as plain data;
 * a function becomes a ``StudentFunction``: calling it sends the plain arguments into the kernel,
   runs the student's function there on copies and brings back the plain result and the builtin
-  type and message of an exception it raised (``call_many``: a batch of calls in one message,
-  for a test that calls it thousands of times). The test's own arguments never change, except that a
+  type and message of an exception it raised (``call_many``: a batch of calls in one message;
+  ``call_repeatedly``: one call made many times in one message, for a test that draws thousands of
+  samples). The test's own arguments never change, except that a
   ``np.random.Generator`` advances as it did in the kernel; ``call_reporting_inputs`` reports how
   the function left its copies;
 * a class (lesson 8's PyTorch modules) is a ``StudentFunction`` too, called only through
@@ -29,6 +30,7 @@ The process talks to the preprocessor over its stdin/stdout in length-prefixed J
 import ast
 import builtins
 import contextlib
+import functools
 import io
 import json
 import os
@@ -218,6 +220,52 @@ class StudentFunction:
             self._result(one, args, kwargs) for one, (args, kwargs) in zip(replies, calls, strict=False)
         ]
         if len(results) < len(calls):  # the kernel stopped early without a call that failed
+            raise self._link.fail("GradingError", f"the kernel answered only some calls of {self.__name__}")
+        return results
+
+    def call_repeatedly(self, times: int, args: tuple, kwargs: dict) -> list[object]:
+        """``[self(*args, **kwargs) for _ in range(times)]`` with the same generators throughout, in
+        one message.
+
+        A frequency test draws thousands of tokens from one distribution: as a loop would, the
+        kernel runs each call on fresh copies of the arguments, its generators shared and advancing
+        from call to call, and only the results and the generators' final states come back (not
+        the arguments once per call, as ``call_many`` must send and return them). The first call
+        that raises stops the rest in the kernel and raises here.
+        """
+        if type(times) is not int or not 0 < times <= wire.MAX_REPEATS:
+            raise ValueError(
+                f"call_repeatedly: times must be an int from 1 to {wire.MAX_REPEATS}, got {times!r}"
+            )
+        args, kwargs = tuple(args), dict(kwargs)
+        reply = self._link.ask(
+            {"op": "call_repeatedly", "name": self.__name__, "times": times, **self._adapter}
+            | self._encoded(args, kwargs)
+        )
+        replies = reply.get("replies")
+        if reply.get("status") == "missing":
+            raise self._link.fail("NameError", f"name {self.__name__!r} is not defined in the notebook")
+        if (
+            reply.get("status") != "repeated"
+            or not isinstance(replies, list)
+            or not 0 < len(replies) <= times
+        ):
+            raise self._link.fail(
+                "GradingError", f"the kernel's answer to calls of {self.__name__} was malformed"
+            )
+        *earlier, last = replies
+        if not all(
+            isinstance(one, dict) and one.get("status") == "returned" and "args_after" not in one
+            for one in earlier
+        ) or not isinstance(last, dict):
+            raise self._link.fail(
+                "GradingError", f"the kernel's answer to calls of {self.__name__} was malformed"
+            )
+        results = [self._result(one, args, kwargs) for one in earlier]
+        # the arguments as the loop left them (its generators advanced) come with the last call
+        final = {key: reply[key] for key in ("args_after", "kwargs_after") if key in reply}
+        results.append(self._result({**last, **final}, args, kwargs))
+        if len(results) < times:  # the kernel stopped early without a call that failed
             raise self._link.fail("GradingError", f"the kernel answered only some calls of {self.__name__}")
         return results
 
@@ -489,13 +537,15 @@ class CheckerProcess:
         self._directory.cleanup()
 
 
-def names_used(code: str) -> set[str]:
-    """Every name the code reads, anywhere (a superset of what it needs from the notebook)."""
+@functools.lru_cache(maxsize=4096)
+def names_used(code: str) -> frozenset[str]:
+    """Every name the code reads, anywhere (a superset of what it needs from the notebook). Cached:
+    a grading process asks it for the same test cells in every notebook (20-40 ms each time)."""
     try:
         tree = ast.parse(code)
     except SyntaxError:
-        return set()
-    return {node.id for node in ast.walk(tree) if isinstance(node, ast.Name)}
+        return frozenset()
+    return frozenset(node.id for node in ast.walk(tree) if isinstance(node, ast.Name))
 
 
 if __name__ == "__main__":

@@ -17,6 +17,7 @@ is refused with ``NotPlainData`` when encoding and ``MalformedData`` when decodi
 
 import base64
 import builtins
+import copy
 import json
 import math
 import os
@@ -31,6 +32,7 @@ DEFAULT_LIMIT_BYTES = 64 * 2**20
 MAX_DEPTH = 32
 MAX_INT_DIGITS = 4000
 MAX_MESSAGE_CHARS = 2000
+MAX_REPEATS = 100_000  # calls in one call_repeatedly request
 MAX_JSON_CHARS = 128 * 2**20  # above the base64 text of DEFAULT_LIMIT_BYTES of arrays
 MAX_JSON_ITEMS = 500_000  # values in one JSON text: each costs memory however small its text
 MAX_JSON_DEPTH = 3 * MAX_DEPTH + 8  # a wire dict nests three JSON levels per level, plus the envelope
@@ -471,24 +473,28 @@ def _adapter(piece: str):
     return ADAPTERS[piece]
 
 
-def _call(namespace: dict, request: dict) -> dict:
-    function = namespace.get(request["name"])
-    if function is None or not callable(function):
-        return {"status": "missing"}
-    args, kwargs = decode(request["args"]), decode(request["kwargs"])
-    piece = request.get("adapter")
+def _run(function, piece: str | None, args: list, kwargs: dict) -> dict:
+    """The reply for one call of ``function`` (through ``piece``'s adapter when given): its result,
+    or the exception it raised."""
     try:
         if piece is None:
             result = function(*args, **kwargs)
         else:  # the grader's adapter builds and runs the notebook's class
             result = _adapter(piece)(function, *args, **kwargs)
     except Exception as error:
-        reply = {"status": "raised", "type": _first_builtin_exception(error), "message": _message(error)}
-    else:
-        try:
-            reply = {"status": "returned", "value": encode(result)}
-        except NotPlainData as error:
-            reply = {"status": "unreadable", "type": type(result).__name__, "why": str(error)}
+        return {"status": "raised", "type": _first_builtin_exception(error), "message": _message(error)}
+    try:
+        return {"status": "returned", "value": encode(result)}
+    except NotPlainData as error:
+        return {"status": "unreadable", "type": type(result).__name__, "why": str(error)}
+
+
+def _call(namespace: dict, request: dict) -> dict:
+    function = namespace.get(request["name"])
+    if function is None or not callable(function):
+        return {"status": "missing"}
+    args, kwargs = decode(request["args"]), decode(request["kwargs"])
+    reply = _run(function, request.get("adapter"), args, kwargs)
     try:
         after = [encode(args), encode(kwargs)]
     except NotPlainData as error:
@@ -509,6 +515,45 @@ def _call_many(namespace: dict, request: dict) -> dict:
         if reply["status"] != "returned":
             break
     return {"status": "batch", "replies": replies}
+
+
+def _generators(value: object) -> list[np.random.Generator]:
+    """The ``np.random.Generator`` objects in decoded plain data, at any depth."""
+    if isinstance(value, np.random.Generator):
+        return [value]
+    if isinstance(value, tuple | list):
+        return [g for item in value for g in _generators(item)]
+    if isinstance(value, dict):
+        return [g for item in value.values() for g in _generators(item)]
+    return []
+
+
+def _call_repeatedly(namespace: dict, request: dict) -> dict:
+    """The replies to ``times`` calls of one function with the same arguments, up to the first that
+    did not return, as a loop of calls in a test gives them: each call gets fresh copies of the
+    arguments, except that its generators are the same objects, advancing from call to call. The
+    arguments as the calls left them (their generators advanced) come back as ``_call`` sends them.
+    """
+    function = namespace.get(request["name"])
+    if function is None or not callable(function):
+        return {"status": "missing"}
+    times = request["times"]
+    if type(times) is not int or not 0 < times <= MAX_REPEATS:
+        return {"status": "malformed", "message": f"a number of calls outside 1..{MAX_REPEATS}"}
+    args, kwargs = decode(request["args"]), decode(request["kwargs"])
+    shared = {id(g): g for g in _generators([args, kwargs])}  # deepcopy's memo: passed, not copied
+    replies = []
+    for _ in range(times):
+        call_args, call_kwargs = copy.deepcopy([args, kwargs], dict(shared))
+        reply = _run(function, request.get("adapter"), call_args, call_kwargs)
+        replies.append(reply)
+        if reply["status"] != "returned":
+            break
+    reply = {"status": "repeated", "replies": replies}
+    after = [encode(args), encode(kwargs)]
+    if after != [request["args"], request["kwargs"]]:
+        reply["args_after"], reply["kwargs_after"] = after
+    return reply
 
 
 def _other_processes() -> list[str]:
@@ -580,6 +625,8 @@ def answer(request: dict, namespace: dict) -> dict:
         return _call(namespace, request)
     if request["op"] == "call_many":
         return _call_many(namespace, request)
+    if request["op"] == "call_repeatedly":
+        return _call_repeatedly(namespace, request)
     if request["op"] == "report":
         return {"notes": _report()}
     return {"status": "malformed", "message": f"unknown request {request['op']!r}"}

@@ -1,13 +1,13 @@
 """The grader's end of a session with the student's kernel: requests in, untrusted replies out.
 
 A test cell calls the student's functions many times (lesson 10's sampler test draws 5,000
-tokens, in batches: ``call_many``). Executing a cell in the kernel for every call costs about ten
-milliseconds of messages and bookkeeping each; a session costs one message each way per call
-instead. The grader executes
-one cell in the kernel, ``wire.SERVE_CODE``, which reads requests with ``input()`` and sends each
-reply as the prompt of its next ``input()`` (``wire.serve``), over the kernel's stdin channel; the
-session relays them and collects what the cell prints, through the grading client's own output
-handling (so the per-cell output limit applies).
+tokens, 1,000 to a request: ``call_repeatedly``). Executing a cell in the kernel for every call
+costs about ten milliseconds of messages and bookkeeping each; a session costs one message each
+way per call instead. The grader executes one cell in the kernel, ``wire.SERVE_CODE``, which
+reads requests with ``input()`` and sends each reply as the prompt of its next ``input()``
+(``wire.serve``), over the kernel's stdin channel; the session relays them and collects what the
+cell prints, through the grading client's own output handling (so the per-cell output limit
+applies).
 
 Everything the kernel sends is a claim: a reply that is not a JSON object is ``malformed``, and so
 is one that breaks ``wire.loads``'s caps (length and number of values, checked before it is parsed;

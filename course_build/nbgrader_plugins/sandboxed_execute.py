@@ -21,10 +21,10 @@
   might rely on (replaced numpy functions, IPython hooks, processes left running): notes for the
   instructor that cost no points.
 * Time is budgeted here, outside the sandbox (``course_build.nbgrader_plugins.time_budget``): each
-  call into the kernel (``Execute.timeout``; a batch of calls gets that much per call), each test
-  cell in all (``test_cell_budget``: its calls plus the checker's work; past it the cell fails and
-  the notebook goes on) and the notebook in all (``notebook_budget``: past it the remaining cells
-  fail as not run). The notebook is always finished, and the run is marked finished in the
+  call into the kernel (``Execute.timeout``; a batch or a repetition of calls gets that much per
+  call), each test cell in all (``test_cell_budget``: its calls plus the checker's work; past it
+  the cell fails and the notebook goes on) and the notebook in all (``notebook_budget``: past it
+  the remaining cells fail as not run). The notebook is always finished, and the run is marked finished in the
   grader's notes, so a run that was killed is told apart from one that ended
   (``course_build.instructor.grade_batch`` regrades it once).
 
@@ -273,10 +273,9 @@ class SandboxedExecute(Execute):
         that the budget caused says so."""
         if session is None or budget.spent():
             return {"status": "timeout", "message": budget.ran_out()}
-        calls = request.get("calls") if request.get("op") == "call_many" else None
         per_call = self.timeout or None
-        if per_call is not None and isinstance(calls, list):  # a batch has each call's time
-            per_call *= max(1, len(calls))
+        if per_call is not None:  # a batch has each call's time
+            per_call *= _calls_in(request)
         session.call_timeout = budget.wait_s(per_call)
         reply = await session.ask(request)
         if reply.get("status") == "timeout" and budget.ran_out():
@@ -426,6 +425,15 @@ class _Judged:
                 self.outputs.append(_stream(output.text))
             elif output.output_type != "error":
                 self.outputs.append(output)
+
+
+def _calls_in(request: dict) -> int:
+    """How many calls of a student's function one request to the kernel makes (at least one)."""
+    if request.get("op") == "call_many" and isinstance(request.get("calls"), list):
+        return max(1, len(request["calls"]))
+    if request.get("op") == "call_repeatedly" and type(request.get("times")) is int:
+        return max(1, min(request["times"], wire.MAX_REPEATS))
+    return 1
 
 
 def _coalesce(outputs: list[NotebookNode]) -> list[NotebookNode]:
