@@ -77,9 +77,9 @@ c.Execute.timeout = 120
 # all (past it the remaining cells fail as not run; the notebook is still graded). The slowest
 # honest test cells, measured with the reference solutions on the project's 2-core machine while
 # five other grading jobs ran: lesson 3 13 s (softmax_values: the checker imports torch), lesson 6
-# 6 s (layer_norm_torch), lesson 10 67 s (sample_frequencies: 5,000 draws, one kernel message each;
-# 41 s on a busier machine, load 10, since the draws go in batches of 1,000); whole nbgrader runs
-# of those notebooks took 86 s, 163 s and 135 s.
+# 6 s (layer_norm_torch), lesson 10 67 s (sample_frequencies, when each of its 5,000 draws was a
+# kernel message of its own; each case's 1,000 draws are one `call_repeatedly` message since);
+# whole nbgrader runs of those notebooks took 86 s, 163 s and 135 s.
 c.SandboxedExecute.test_cell_budget = 300
 c.SandboxedExecute.notebook_budget = 1200
 c.SandboxedKernelManager.memory_limit_gib = 4.0
