@@ -32,6 +32,7 @@ from transformer_course.corpus import make_corpus
 from transformer_course.devices import hardware_description
 from transformer_course.evaluation import evaluate, score
 from transformer_course.settings import preset
+from transformer_course.shipped import CHECKPOINTS_DIR
 from transformer_course.training import PreparedData, Trainer, prepare_data
 
 VARIANTS: dict[str, dict[str, Any]] = {
@@ -44,7 +45,7 @@ VARIANTS: dict[str, dict[str, Any]] = {
     "pre_norm": {"norm_first": True},
 }
 CORPUS_SEED = 0
-SHIPPED = Path(__file__).resolve().parent / "checkpoints" / "ablations"
+SHIPPED = CHECKPOINTS_DIR / "ablations"
 
 
 def shared_data() -> PreparedData:

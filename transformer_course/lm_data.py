@@ -34,7 +34,8 @@ from pathlib import Path
 import torch
 from torch import Tensor
 
-DATA_DIR = Path(__file__).resolve().parent / "data"
+from transformer_course.shipped import DATA_DIR
+
 PROSE_FILE = "course_prose.txt"
 PROVENANCE_FILE = "course_prose.json"
 VALIDATION_EVERY = 10

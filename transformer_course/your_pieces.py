@@ -49,6 +49,7 @@ from transformer_course import model as course
 from transformer_course.adapters import ADAPTERS
 from transformer_course.checkpoint import shipped_checkpoint
 from transformer_course.decoding import beam_search
+from transformer_course.layers import MultiHeadAttention
 from transformer_course.schedule import transformer_scheduler
 from transformer_course.solution_export import HEADER, read_blocks
 from transformer_course.translator import Translator, load_translator
@@ -159,7 +160,7 @@ def _check_class(name: str, student: Any) -> str | None:
     src_padding, tgt_padding = torch.as_tensor(~real_src), torch.as_tensor(~real_tgt)
     options = {"n_heads": n_heads, "dropout": dropout}
     if name == "MultiHeadAttention":
-        package: nn.Module = course.MultiHeadAttention(d_model, n_heads)
+        package: nn.Module = MultiHeadAttention(d_model, n_heads)
         causal = np.tril(np.ones((4, 4), dtype=bool)) & real_tgt[:, None, None, :]
         cases = [
             ((x_tgt, x_src, x_src, real_src[:, None, None, :]), lambda: package(tgt, src, src, src_padding)),
