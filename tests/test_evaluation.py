@@ -3,11 +3,11 @@
 import pytest
 import torch
 
-from transformer_course.corpus import make_corpus
-from transformer_course.evaluation import evaluate, score, translate
-from transformer_course.model import Transformer
-from transformer_course.settings import preset
-from transformer_course.tokenization import train_tokenizer
+from transformer_course.translation.corpus import make_corpus
+from transformer_course.translation.evaluation import evaluate, score, translate
+from transformer_course.translation.model import Transformer
+from transformer_course.translation.settings import preset
+from transformer_course.translation.tokenization import train_tokenizer
 
 
 @pytest.fixture(scope="module")
@@ -57,7 +57,7 @@ def test_evaluate_and_beam(random_model):
 
 
 def test_repetition_loops_and_short_outputs_are_counted():
-    from transformer_course.evaluation import excess_repeats, output_profile
+    from transformer_course.translation.evaluation import excess_repeats, output_profile
 
     assert excess_repeats("el perro come el perro come", "el perro come") == 2
     assert excess_repeats("a b a b", "a b a b") == 0, "repeating what the reference repeats is fine"

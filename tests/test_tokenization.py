@@ -2,8 +2,8 @@
 
 import pytest
 
-from transformer_course.corpus import make_corpus
-from transformer_course.tokenization import BYTE_TOKENS, SubwordTokenizer, train_tokenizer
+from transformer_course.translation.corpus import make_corpus
+from transformer_course.translation.tokenization import BYTE_TOKENS, SubwordTokenizer, train_tokenizer
 
 
 @pytest.fixture(scope="module")

@@ -3,15 +3,16 @@
 import pytest
 import torch
 
-from transformer_course.batching import BatchStream, collate, token_batches
-from transformer_course.checkpoint import FORMAT, shipped_checkpoint
-from transformer_course.corpus import make_corpus
 from transformer_course.devices import choose_device
-from transformer_course.model import TransformerConfig
-from transformer_course.sanity_task import make_batch, train_sanity
-from transformer_course.settings import TrainSettings, preset
-from transformer_course.training import Trainer, prepare_data
-from transformer_course.translator import lesson_translator, load_translator
+from transformer_course.shipped import shipped_checkpoint
+from transformer_course.translation.batching import BatchStream, collate, token_batches
+from transformer_course.translation.checkpoint import FORMAT
+from transformer_course.translation.corpus import make_corpus
+from transformer_course.translation.model import TransformerConfig
+from transformer_course.translation.sanity_task import make_batch, train_sanity
+from transformer_course.translation.settings import TrainSettings, preset
+from transformer_course.translation.training import Trainer, prepare_data
+from transformer_course.translation.translator import lesson_translator, load_translator
 
 
 @pytest.fixture(scope="module")
@@ -192,7 +193,7 @@ def test_lesson_9_loads_the_shipped_translator_unless_the_student_asks_to_train(
         path = tmp_path / out
         path.write_bytes(shipped_checkpoint("translator_quick.pt").read_bytes())
 
-    monkeypatch.setattr("transformer_course.translator.run_training", pretend_to_train)
+    monkeypatch.setattr("transformer_course.translation.translator.run_training", pretend_to_train)
     curve = object()
     _, trained_here = lesson_translator(train=True, callback=curve)
     assert trained_here and calls == [(preset("quick").max_steps, "my_translator.pt", curve)]

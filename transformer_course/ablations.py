@@ -27,13 +27,13 @@ from typing import Any
 
 import torch
 
-from transformer_course.batching import encode_pairs
-from transformer_course.corpus import make_corpus
 from transformer_course.devices import hardware_description
-from transformer_course.evaluation import evaluate, score
-from transformer_course.settings import preset
 from transformer_course.shipped import CHECKPOINTS_DIR
-from transformer_course.training import PreparedData, Trainer, prepare_data
+from transformer_course.translation.batching import encode_pairs
+from transformer_course.translation.corpus import make_corpus
+from transformer_course.translation.evaluation import evaluate, score
+from transformer_course.translation.settings import preset
+from transformer_course.translation.training import PreparedData, Trainer, prepare_data
 
 VARIANTS: dict[str, dict[str, Any]] = {
     "baseline": {},

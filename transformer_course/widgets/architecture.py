@@ -26,7 +26,8 @@ import ipywidgets as widgets
 import torch
 from torch import Tensor, nn
 
-from transformer_course import decoding, layers, model
+from transformer_course import layers
+from transformer_course.translation import decoding, model
 from transformer_course.widgets.base import ShowsView
 
 LESSON_TITLES = {

@@ -15,10 +15,10 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-from transformer_course.decoding import greedy_decode
-from transformer_course.model import Transformer, TransformerConfig
-from transformer_course.schedule import PAPER_ADAM_BETAS, PAPER_ADAM_EPS, transformer_scheduler
 from transformer_course.step_progress import StepProgress
+from transformer_course.translation.decoding import greedy_decode
+from transformer_course.translation.model import Transformer, TransformerConfig
+from transformer_course.translation.schedule import PAPER_ADAM_BETAS, PAPER_ADAM_EPS, transformer_scheduler
 
 PAD, BOS, EOS = 0, 1, 2
 FIRST_SYMBOL = 3

@@ -15,10 +15,10 @@ from dataclasses import dataclass
 import torch
 from sacrebleu.metrics import BLEU, CHRF
 
-from transformer_course.decoding import beam_search, greedy_decode
-from transformer_course.model import Transformer
 from transformer_course.step_progress import StepProgress
-from transformer_course.tokenization import SubwordTokenizer
+from transformer_course.translation.decoding import beam_search, greedy_decode
+from transformer_course.translation.model import Transformer
+from transformer_course.translation.tokenization import SubwordTokenizer
 
 METHODS = ("greedy", "beam")
 

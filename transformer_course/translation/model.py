@@ -237,7 +237,7 @@ class Transformer(nn.Module):
         self, config: TransformerConfig, encoder: nn.Module | None = None, decoder: nn.Module | None = None
     ) -> None:
         """``encoder`` and ``decoder`` replace the stacks built from ``config``: lesson 9 assembles
-        them from the student's classes (:mod:`transformer_course.your_pieces`). They take what
+        them from the student's classes (:mod:`transformer_course.translation.your_pieces`). They take what
         :class:`Encoder` and :class:`Decoder` take (masks True = padding) and must be built before
         this call, in that order, so that the weights draw the random numbers this model's own
         stacks would."""
