@@ -12,9 +12,10 @@ because the package must work without a checkout (Colab) and the shipped checkpo
 trained on exactly the text it ships with; ``course_prose.json`` beside it records, for each
 lesson, the hash of the prose taken from it, and the text's own hash.
 
-The snapshot goes stale whenever a lesson's prose changes: ``python -m transformer_course.language_model.lm_data
---check`` (and a fast test) says which lessons changed, and ``bash scripts/regenerate_gpt.sh``
-rebuilds the snapshot, retrains the GPT and the position study on it and regenerates lesson 10.
+The snapshot goes stale whenever a lesson's prose changes:
+``python -m transformer_course.language_model.lm_data --check`` (and a fast test) says which
+lessons changed, and ``bash scripts/regenerate_gpt.sh`` rebuilds the snapshot, retrains the GPT
+and the position study on it and regenerates lesson 10.
 Only the prose counts: editing a lesson's code, tests or model answers leaves the snapshot valid,
 so those edits cost no retraining.
 

@@ -25,10 +25,11 @@ A failing ``MultiHeadAttention`` cannot be swapped inside the student's layers (
 attention with the lesson's interface): layers that build it fail their own check and are replaced
 by the package's layers.
 
-:func:`assemble` builds the course's encoder-decoder (:class:`~transformer_course.translation.model.Transformer`,
-so that training, decoding and checkpoints work unchanged) from the chosen classes, in the package
-model's order: with lesson 8's reference solutions, or with no student class at all, it starts from
-exactly the package model's weights.
+:func:`assemble` builds the course's encoder-decoder
+(:class:`~transformer_course.translation.model.Transformer`, so that training, decoding and
+checkpoints work unchanged) from the chosen classes, in the package model's order: with lesson 8's
+reference solutions, or with no student class at all, it starts from exactly the package model's
+weights.
 """
 
 from __future__ import annotations
