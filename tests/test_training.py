@@ -9,7 +9,7 @@ from transformer_course.translation.batching import BatchStream, collate, token_
 from transformer_course.translation.checkpoint import FORMAT
 from transformer_course.translation.corpus import make_corpus
 from transformer_course.translation.model import TransformerConfig
-from transformer_course.translation.sanity_task import make_batch, train_sanity
+from transformer_course.translation.sanity_task import GRADING_STEPS, make_batch, train_sanity
 from transformer_course.translation.settings import TrainSettings, preset
 from transformer_course.translation.training import Trainer, prepare_data
 from transformer_course.translation.translator import lesson_translator, load_translator
@@ -145,6 +145,14 @@ def test_sanity_task_learns_to_reverse():
     assert result.losses[-1] < result.losses[0] / 4
     # Guessing gets well under 5% of these reversals exactly right.
     assert result.accuracy > 0.7, f"only {result.accuracy:.0%} of reversals exactly right"
+
+
+def test_sanity_task_trains_at_most_60_steps_while_grading(monkeypatch):
+    monkeypatch.setenv("NBGRADER_EXECUTION", "autograde")
+    small = {"d_model": 16, "n_heads": 2, "d_ff": 32, "n_encoder_layers": 1, "n_decoder_layers": 1}
+    result = train_sanity("reverse", steps=400, n_symbols=5, min_len=2, max_len=5, **small)
+    assert GRADING_STEPS == 60 and len(result.losses) == GRADING_STEPS
+    assert len(train_sanity("reverse", steps=5, n_symbols=5, min_len=2, max_len=5, **small).losses) == 5
 
 
 def test_train_command_writes_checkpoint_and_report(tmp_path, capsys):
