@@ -23,8 +23,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))  # the
 
 from grading_harness import solution_answers  # noqa: E402
 
-from transformer_course.corpus import make_corpus  # noqa: E402
-from transformer_course.tokenization import train_tokenizer  # noqa: E402
+from transformer_course.translation.corpus import make_corpus  # noqa: E402
+from transformer_course.translation.tokenization import train_tokenizer  # noqa: E402
 
 LESSON = "08_encoder_decoder"
 

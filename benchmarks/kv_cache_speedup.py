@@ -15,8 +15,8 @@ import argparse
 import torch
 
 from transformer_course.devices import hardware_description
-from transformer_course.generation_timing import speedup_table
-from transformer_course.lm_training import load_gpt, shipped_gpt_file
+from transformer_course.language_model.generation_timing import speedup_table
+from transformer_course.language_model.lm_training import load_gpt, shipped_gpt_file
 
 
 def main(argv: list[str] | None = None) -> None:

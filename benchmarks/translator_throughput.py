@@ -4,7 +4,7 @@
 same embeddings, output projection, optimizer (fused Adam), schedule, loss, data and batches,
 and the same starting weights (``--init``, see ``share_initial_weights``). The reference's
 stacks are ``nn.TransformerEncoder`` / ``nn.TransformerDecoder`` of the same configuration
-(``transformer_course.torch_reference``). The two train in alternation, ``--chunk`` steps each,
+(``transformer_course.translation.torch_reference``). The two train in alternation, ``--chunk`` steps each,
 each timed only on its own steps, until each has used ``--budget`` seconds; then both translate
 the test split greedily. With one CPU thread, steps are timed in CPU time of the process
 (``time.process_time``), which does not count time that other jobs hold the core; otherwise, and
@@ -59,19 +59,20 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-from transformer_course.batching import Batch, collate
 from transformer_course.devices import choose_device, hardware_description, synchronize
-from transformer_course.evaluation import evaluate
-from transformer_course.model import Dropout, MultiHeadAttention, Transformer, TransformerConfig
-from transformer_course.schedule import PAPER_ADAM_BETAS, PAPER_ADAM_EPS, transformer_scheduler
-from transformer_course.settings import TrainSettings, preset
-from transformer_course.torch_reference import (
+from transformer_course.layers import Dropout, MultiHeadAttention
+from transformer_course.translation.batching import Batch, collate
+from transformer_course.translation.evaluation import evaluate
+from transformer_course.translation.model import Transformer, TransformerConfig
+from transformer_course.translation.schedule import PAPER_ADAM_BETAS, PAPER_ADAM_EPS, transformer_scheduler
+from transformer_course.translation.settings import TrainSettings, preset
+from transformer_course.translation.torch_reference import (
     INITIALIZATIONS,
     TorchReferenceTransformer,
     copy_to_torch,
     share_initial_weights,
 )
-from transformer_course.training import PreparedData, Trainer, prepare_data
+from transformer_course.translation.training import PreparedData, Trainer, prepare_data
 
 Clock = Callable[[], float]
 

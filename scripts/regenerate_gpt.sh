@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Lesson 10's GPT rebuilt from today's lessons, in one command. Run it after any change to the prose
-# of lessons 1-9 (`python -m transformer_course.lm_data --check` and tests/test_lm_data.py say when):
+# of lessons 1-9 (`python -m transformer_course.language_model.lm_data --check` and tests/test_lm_data.py say when):
 #   1. the course-prose snapshot   transformer_course/data/course_prose.{txt,json}
 #   2. the shipped GPT             transformer_course/checkpoints/gpt_cpu.{pt,json}
 #   3. the position study          transformer_course/checkpoints/gpt_positions.json
@@ -19,12 +19,12 @@ fi
 SECONDS=0
 step() { echo "== $1 (after $((SECONDS / 60)) min $((SECONDS % 60)) s)"; }
 step "1/4 the course-prose snapshot"
-python -m transformer_course.lm_data --lessons lessons --out transformer_course/data
+python -m transformer_course.language_model.lm_data --lessons lessons --out transformer_course/data
 step "2/4 the GPT"
 python -m transformer_course.train_gpt --preset cpu --seed 0 --threads 1 --quiet \
   --out-dir transformer_course/checkpoints
 step "3/4 the position study"
-python -m transformer_course.position_study --seeds 0 1 2 --threads 1 --jobs 2 \
+python -m transformer_course.language_model.position_study --seeds 0 1 2 --threads 1 --jobs 2 \
   --out transformer_course/checkpoints/gpt_positions.json
 step "4/4 lesson 10"
 python -m course_build --lesson 10_decoder_only

@@ -8,7 +8,7 @@ from transformer_course import ablations
 
 
 def test_every_variant_changes_exactly_one_thing():
-    from transformer_course.settings import preset
+    from transformer_course.translation.settings import preset
 
     base = preset("quick")
     for name, changes in ablations.VARIANTS.items():
@@ -30,9 +30,9 @@ def test_a_short_run_writes_its_result(tmp_path, monkeypatch):
 
 
 def _tiny_data():
-    from transformer_course.corpus import make_corpus
-    from transformer_course.settings import preset
-    from transformer_course.training import prepare_data
+    from transformer_course.translation.corpus import make_corpus
+    from transformer_course.translation.settings import preset
+    from transformer_course.translation.training import prepare_data
 
     return prepare_data(preset("quick"), make_corpus(n_train=300, n_valid=5, n_test=5, n_length=5, seed=0))
 

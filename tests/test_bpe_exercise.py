@@ -1,6 +1,6 @@
 """Lesson 8's byte-pair-encoding exercise: its reference solution is the course's tokenizer, exactly.
 
-The lesson states the rules of ``transformer_course.tokenization`` (the ``tokenizers`` library's
+The lesson states the rules of ``transformer_course.translation.tokenization`` (the ``tokenizers`` library's
 BPE trainer: words cut SentencePiece-style, pairs weighted by word counts, ties to the smallest ids,
 merges by rank, byte fallback, special tokens whole) and has students write ``train_bpe`` and
 ``encode_bpe`` to them. The hidden tests compare a submission with the library, so the reference
@@ -15,8 +15,8 @@ import pytest
 
 from course_build.authoring.source import build_source_notebook
 from course_build.cell_roles import grade_id, is_code_answer
-from transformer_course.corpus import make_corpus
-from transformer_course.tokenization import train_tokenizer
+from transformer_course.translation.corpus import make_corpus
+from transformer_course.translation.tokenization import train_tokenizer
 
 LESSON = "08_encoder_decoder"
 SOLUTION_CELLS = ("merge_pair", "train_bpe", "encode_bpe")

@@ -194,7 +194,7 @@ def test_a_forked_checker_counts_parameters_on_the_meta_device_without_importing
     count = textwrap.dedent("""
         import sys
         before = set(sys.modules)
-        from transformer_course.model import TransformerConfig, count_parameters
+        from transformer_course.translation.model import TransformerConfig, count_parameters
         config = TransformerConfig(src_vocab_size=10, tgt_vocab_size=10, d_model=8, n_heads=2, d_ff=16)
         print(sum(count_parameters(config).values()) > 0, sorted(set(sys.modules) - before))
     """)

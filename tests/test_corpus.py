@@ -2,7 +2,7 @@
 
 import pytest
 
-from transformer_course.corpus import (
+from transformer_course.translation.corpus import (
     ADJECTIVES,
     NOUNS,
     conjugate,

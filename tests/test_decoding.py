@@ -6,13 +6,13 @@ import itertools
 import pytest
 import torch
 
-from transformer_course.decoding import (
+from transformer_course.translation.decoding import (
     _length_penalty_factor,
     beam_search,
     greedy_decode,
     greedy_trace,
 )
-from transformer_course.model import Transformer, TransformerConfig
+from transformer_course.translation.model import Transformer, TransformerConfig
 
 PAD, BOS, EOS = 0, 1, 2
 

@@ -8,14 +8,14 @@ import zipfile
 
 import pytest
 
-from transformer_course.downloads import (
+from transformer_course.translation.downloads import (
     CORPORA,
     CorpusSource,
     DownloadError,
     PublishedDigest,
     download_corpus,
 )
-from transformer_course.parallel_data import load_tsv
+from transformer_course.translation.parallel_data import load_tsv
 
 PAIRS = "Go.\tVe.\tCC-BY 2.0 (France) Attribution: tatoeba.org #2877272 (CM) & #4986655 (cueyayotl)\n" \
         "I ate.\tComí.\n"  # fmt: skip
@@ -116,8 +116,8 @@ def test_every_registered_corpus_states_its_terms():
 
 
 def test_train_command_downloads_then_trains(server, tmp_path, capsys):
-    from transformer_course.corpus import make_corpus
     from transformer_course.train import main
+    from transformer_course.translation.corpus import make_corpus
 
     base, files = server
     pairs = make_corpus(n_train=300, n_valid=0, n_test=0, n_length=0, seed=3).train

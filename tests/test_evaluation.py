@@ -3,11 +3,11 @@
 import pytest
 import torch
 
-from transformer_course.corpus import make_corpus
-from transformer_course.evaluation import evaluate, score, translate
-from transformer_course.model import Transformer
-from transformer_course.settings import preset
-from transformer_course.tokenization import train_tokenizer
+from transformer_course.translation.corpus import make_corpus
+from transformer_course.translation.evaluation import evaluate, first_pairs, score, translate
+from transformer_course.translation.model import Transformer
+from transformer_course.translation.settings import preset
+from transformer_course.translation.tokenization import train_tokenizer
 
 
 @pytest.fixture(scope="module")
@@ -57,7 +57,7 @@ def test_evaluate_and_beam(random_model):
 
 
 def test_repetition_loops_and_short_outputs_are_counted():
-    from transformer_course.evaluation import excess_repeats, output_profile
+    from transformer_course.translation.evaluation import excess_repeats, output_profile
 
     assert excess_repeats("el perro come el perro come", "el perro come") == 2
     assert excess_repeats("a b a b", "a b a b") == 0, "repeating what the reference repeats is fine"
@@ -82,3 +82,15 @@ def test_progress_shows_decoding_step_by_step_and_changes_no_output(random_model
     assert "sentences ended" in lines[0]
     assert lines[-1].startswith(f"{method} decoding of 12 sentences: ")
     assert "finished all 12 tokens" in lines[-1] or "because every sentence ended" in lines[-1]
+
+
+def test_first_pairs_keeps_n_pairs_and_half_of_them_while_grading(monkeypatch):
+    pairs = [(f"source {i}", f"target {i}") for i in range(10)]
+    monkeypatch.delenv("NBGRADER_EXECUTION", raising=False)
+    assert first_pairs(pairs, 4) == pairs[:4]
+    assert first_pairs(pairs, 40) == pairs
+    monkeypatch.setenv("NBGRADER_EXECUTION", "autograde")
+    assert first_pairs(pairs, 4) == pairs[:2]
+    assert first_pairs(pairs, 1) == pairs[:1]
+    with pytest.raises(ValueError, match="n must be positive"):
+        first_pairs(pairs, 0)

@@ -3,18 +3,18 @@
 import pytest
 import torch
 
-from transformer_course.corpus import make_corpus
-from transformer_course.evaluation import translate
-from transformer_course.exposure_bias import (
+from transformer_course.translation.corpus import make_corpus
+from transformer_course.translation.evaluation import translate
+from transformer_course.translation.exposure_bias import (
     SentenceExposure,
     by_position,
     edit_distance,
     measure_exposure,
     summarize_exposure,
 )
-from transformer_course.model import Transformer
-from transformer_course.settings import preset
-from transformer_course.tokenization import train_tokenizer
+from transformer_course.translation.model import Transformer
+from transformer_course.translation.settings import preset
+from transformer_course.translation.tokenization import train_tokenizer
 
 
 @pytest.fixture(scope="module")

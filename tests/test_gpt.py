@@ -5,7 +5,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from transformer_course.gpt import (
+from transformer_course.language_model.gpt import (
     GPT,
     POSITION_KINDS,
     GPTConfig,
@@ -16,7 +16,7 @@ from transformer_course.gpt import (
     next_token_loss,
     per_position_loss,
 )
-from transformer_course.model import FeedForward, MultiHeadAttention
+from transformer_course.layers import FeedForward, MultiHeadAttention
 
 
 def _model(positions: str = "rope", seed: int = 0, **sizes) -> GPT:

@@ -7,7 +7,7 @@ import pytest
 import torch
 from lesson_header import MYST_HEADER
 
-from transformer_course.lm_data import (
+from transformer_course.language_model.lm_data import (
     DATA_DIR,
     PROVENANCE_FILE,
     REGENERATE_COMMAND,

@@ -7,10 +7,11 @@ import numpy as np
 import pytest
 import torch
 
-from transformer_course import position_study, train_gpt
-from transformer_course.gpt import next_token_loss
-from transformer_course.lm_data import load_course_corpus, text_sha256
-from transformer_course.lm_training import (
+from transformer_course import train_gpt
+from transformer_course.language_model import position_study
+from transformer_course.language_model.gpt import next_token_loss
+from transformer_course.language_model.lm_data import load_course_corpus, text_sha256
+from transformer_course.language_model.lm_training import (
     LMLogEntry,
     LMState,
     LMTrainer,
@@ -190,8 +191,10 @@ def test_lesson_10_loads_the_shipped_checkpoint_unless_the_student_asks_to_train
 
 def test_lesson_10_trains_the_students_own_run_but_never_while_grading(monkeypatch, corpus):
     tiny = lm_preset("tiny", max_steps=4, eval_every=2)
-    monkeypatch.setattr("transformer_course.lm_training.lm_preset", lambda name: tiny)
-    monkeypatch.setattr("transformer_course.lm_training.shipped_gpt_file", lambda name: pytest.fail("loaded"))
+    monkeypatch.setattr("transformer_course.language_model.lm_training.lm_preset", lambda name: tiny)
+    monkeypatch.setattr(
+        "transformer_course.language_model.lm_training.shipped_gpt_file", lambda name: pytest.fail("loaded")
+    )
     monkeypatch.delenv("NBGRADER_EXECUTION", raising=False)
     own = lesson_gpt(corpus, train=True)
     assert own.trained_here and own.settings == tiny and own.run["steps"] == 4 and not own.model.training

@@ -12,9 +12,9 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from transformer_course import training
-from transformer_course.settings import preset
-from transformer_course.training import Trainer, prepare_data
+from transformer_course.translation import training
+from transformer_course.translation.settings import preset
+from transformer_course.translation.training import Trainer, prepare_data
 
 
 def smoothed_cross_entropy(logits, target, epsilon, pad_id):

@@ -10,19 +10,17 @@ import pytest
 import torch
 from torch import nn
 
-from transformer_course.model import (
+from transformer_course.layers import Dropout, MultiHeadAttention, sinusoidal_encodings
+from transformer_course.translation.model import (
     DecoderLayer,
-    Dropout,
     EncoderLayer,
-    MultiHeadAttention,
     Transformer,
     TransformerConfig,
-    _sinusoidal_encodings,
     base_model_config,
     count_parameters,
     parameter_breakdown,
 )
-from transformer_course.torch_reference import copy_to_torch
+from transformer_course.translation.torch_reference import copy_to_torch
 
 TOLERANCE = 1e-5
 SHAPES = [  # (batch, query length, key length, d_model, heads)
@@ -211,12 +209,12 @@ def test_positional_encoding_switch_controls_order_sensitivity():
 def test_embeddings_are_scaled_and_positioned():
     model = small_model()
     tokens = torch.tensor([[3, 4]])
-    expected = model.encoder.embed.tokens(tokens) * 4.0 + _sinusoidal_encodings(torch.arange(2), 16)
+    expected = model.encoder.embed.tokens(tokens) * 4.0 + sinusoidal_encodings(torch.arange(2), 16)
     assert max_diff(model.encoder.embed(tokens), expected) <= TOLERANCE
 
 
 def test_sinusoidal_encodings_follow_the_paper():
-    table = _sinusoidal_encodings(torch.arange(6), 7)
+    table = sinusoidal_encodings(torch.arange(6), 7)
     assert table.shape == (6, 7)
     pos, i = 4, 2
     angle = pos / 10000 ** (2 * i / 7)
@@ -227,10 +225,10 @@ def test_sinusoidal_encodings_follow_the_paper():
 
 
 def test_sinusoidal_encodings_of_chosen_positions_are_rows_of_the_table():
-    table = _sinusoidal_encodings(torch.arange(6), 7)
-    assert torch.equal(_sinusoidal_encodings(torch.tensor([4, 1]), 7), table[[4, 1]])
+    table = sinusoidal_encodings(torch.arange(6), 7)
+    assert torch.equal(sinusoidal_encodings(torch.tensor([4, 1]), 7), table[[4, 1]])
     with pytest.raises(ValueError, match="1-D tensor of position indices"):
-        _sinusoidal_encodings(6, 7)
+        sinusoidal_encodings(6, 7)
 
 
 def test_shared_embeddings_are_one_tensor():

@@ -3,7 +3,7 @@
 A student may import the helper package, so a function of it that reproduces a graded function
 would earn its points for a one-line import (issue 22: ``gpt.next_token_probabilities`` answered
 lesson 10's ``next_token_distribution``). A leading underscore does not keep a function out of
-reach (``from transformer_course.schedule import _paper_rate as learning_rate`` answered lesson 9
+reach (``from transformer_course.translation.schedule import _paper_rate as learning_rate`` answered lesson 9
 until the package lost that function), so private functions are audited like public ones. The
 audit runs every lesson's reference solutions in-process on the inputs the lesson's own test cells
 give them (recorded while those cells run), then calls every function that every
@@ -424,6 +424,6 @@ def test_the_audit_finds_a_package_function_that_reproduces_a_graded_one():
 def test_the_audit_covers_private_functions_but_not_entry_points():
     """An underscore keeps nothing from an import, so the audit must not skip private functions."""
     names = {where for where, _ in package_module_functions()}
-    assert "transformer_course.schedule._check_sizes" in names
-    assert "transformer_course.schedule.peak_lr" in names
+    assert "transformer_course.translation.schedule._check_sizes" in names
+    assert "transformer_course.translation.schedule.peak_lr" in names
     assert "transformer_course.widgets.architecture.main" not in names

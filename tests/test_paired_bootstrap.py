@@ -5,7 +5,7 @@ import pytest
 from sacrebleu.metrics import BLEU
 from sacrebleu.significance import PairedTest
 
-from transformer_course.paired_bootstrap import _resampled_bleu, paired_bootstrap
+from transformer_course.translation.paired_bootstrap import _resampled_bleu, paired_bootstrap
 
 REFERENCES = [f"el gato {i} come pescado con el perro negro" for i in range(30)]
 SHORT = [" ".join(r.split()[:5]) for r in REFERENCES]

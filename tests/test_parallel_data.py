@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from transformer_course.parallel_data import ParallelFormatError, load_tsv, split_pairs
+from transformer_course.translation.parallel_data import ParallelFormatError, load_tsv, split_pairs
 
 TINY = Path(__file__).parent / "data" / "tiny_en_es.tsv"
 
@@ -64,7 +64,7 @@ def test_split_keeps_duplicate_sources_together_and_is_deterministic():
 
 
 def test_real_corpus_has_the_generated_corpus_splits():
-    from transformer_course.parallel_data import real_corpus, source_words
+    from transformer_course.translation.parallel_data import real_corpus, source_words
 
     pairs = [(" ".join(["w"] * (i % 20 + 1)) + f" {i // 3}.", f"s{i}") for i in range(600)]
     pairs += [(pairs[0][0], "otra traducción")]  # a source with two translations

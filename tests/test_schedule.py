@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import torch
 
-from transformer_course.schedule import _paper_curve, peak_lr, transformer_scheduler
+from transformer_course.translation.schedule import _paper_curve, peak_lr, transformer_scheduler
 
 
 def paper_formula(step: int, d_model: int, warmup: int) -> float:

@@ -2,7 +2,7 @@
 
 import pytest
 
-from transformer_course.solution_export import (
+from transformer_course.translation.solution_export import (
     HEADER,
     export_solutions,
     exported_code,

@@ -2,8 +2,13 @@
 
 import pytest
 
-from transformer_course.corpus import make_corpus
-from transformer_course.tokenization import BYTE_TOKENS, SubwordTokenizer, train_tokenizer
+from transformer_course.translation.corpus import make_corpus
+from transformer_course.translation.tokenization import (
+    BYTE_TOKENS,
+    SubwordTokenizer,
+    bpe_race,
+    train_tokenizer,
+)
 
 
 @pytest.fixture(scope="module")
@@ -79,3 +84,13 @@ def test_friendly_errors(tmp_path):
         tok.encode(3)
     with pytest.raises(TypeError):
         tok.encode_batch("hola")
+
+
+def test_bpe_race_takes_the_whole_text_unless_grading(monkeypatch, setup):
+    corpus, _ = setup
+    texts = [text for pair in corpus.train for text in pair]
+    monkeypatch.delenv("NBGRADER_EXECUTION", raising=False)
+    assert bpe_race(corpus.train) == (texts, 2000)
+    monkeypatch.setenv("NBGRADER_EXECUTION", "validate")
+    assert bpe_race(corpus.train) == (texts[:200], 400)
+    assert bpe_race(corpus.train, vocab_size=300) == (texts[:200], 300)

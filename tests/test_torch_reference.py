@@ -4,8 +4,8 @@ import pytest
 import torch
 from torch import nn
 
-from transformer_course.model import Transformer, TransformerConfig
-from transformer_course.torch_reference import (
+from transformer_course.translation.model import Transformer, TransformerConfig
+from transformer_course.translation.torch_reference import (
     INITIALIZATIONS,
     TorchReferenceTransformer,
     copy_from_torch,

@@ -3,15 +3,16 @@
 import pytest
 import torch
 
-from transformer_course.batching import BatchStream, collate, token_batches
-from transformer_course.checkpoint import FORMAT, shipped_checkpoint
-from transformer_course.corpus import make_corpus
 from transformer_course.devices import choose_device
-from transformer_course.model import TransformerConfig
-from transformer_course.sanity_task import make_batch, train_sanity
-from transformer_course.settings import TrainSettings, preset
-from transformer_course.training import Trainer, prepare_data
-from transformer_course.translator import lesson_translator, load_translator
+from transformer_course.shipped import shipped_checkpoint
+from transformer_course.translation.batching import BatchStream, collate, token_batches
+from transformer_course.translation.checkpoint import FORMAT
+from transformer_course.translation.corpus import make_corpus
+from transformer_course.translation.model import TransformerConfig
+from transformer_course.translation.sanity_task import GRADING_STEPS, make_batch, train_sanity
+from transformer_course.translation.settings import TrainSettings, preset
+from transformer_course.translation.training import Trainer, prepare_data
+from transformer_course.translation.translator import lesson_translator, load_translator
 
 
 @pytest.fixture(scope="module")
@@ -146,6 +147,14 @@ def test_sanity_task_learns_to_reverse():
     assert result.accuracy > 0.7, f"only {result.accuracy:.0%} of reversals exactly right"
 
 
+def test_sanity_task_trains_at_most_60_steps_while_grading(monkeypatch):
+    monkeypatch.setenv("NBGRADER_EXECUTION", "autograde")
+    small = {"d_model": 16, "n_heads": 2, "d_ff": 32, "n_encoder_layers": 1, "n_decoder_layers": 1}
+    result = train_sanity("reverse", steps=400, n_symbols=5, min_len=2, max_len=5, **small)
+    assert GRADING_STEPS == 60 and len(result.losses) == GRADING_STEPS
+    assert len(train_sanity("reverse", steps=5, n_symbols=5, min_len=2, max_len=5, **small).losses) == 5
+
+
 def test_train_command_writes_checkpoint_and_report(tmp_path, capsys):
     import json
 
@@ -192,7 +201,7 @@ def test_lesson_9_loads_the_shipped_translator_unless_the_student_asks_to_train(
         path = tmp_path / out
         path.write_bytes(shipped_checkpoint("translator_quick.pt").read_bytes())
 
-    monkeypatch.setattr("transformer_course.translator.run_training", pretend_to_train)
+    monkeypatch.setattr("transformer_course.translation.translator.run_training", pretend_to_train)
     curve = object()
     _, trained_here = lesson_translator(train=True, callback=curve)
     assert trained_here and calls == [(preset("quick").max_steps, "my_translator.pt", curve)]

@@ -6,10 +6,10 @@ from pathlib import Path
 
 import torch
 
-from transformer_course.corpus import make_corpus
-from transformer_course.model import Transformer
-from transformer_course.settings import preset
-from transformer_course.training import Trainer, prepare_data
+from transformer_course.translation.corpus import make_corpus
+from transformer_course.translation.model import Transformer
+from transformer_course.translation.settings import preset
+from transformer_course.translation.training import Trainer, prepare_data
 
 SCRIPT = Path(__file__).resolve().parent.parent / "benchmarks" / "translator_throughput.py"
 spec = importlib.util.spec_from_file_location("translator_throughput", SCRIPT)

@@ -14,13 +14,13 @@ import torch
 
 from course_build.cell_roles import is_code_answer
 from course_build.paths import solution_notebook
-from transformer_course.checkpoint import shipped_checkpoint
-from transformer_course.decoding import beam_search
-from transformer_course.model import DecoderLayer, EncoderLayer, Transformer
-from transformer_course.settings import preset
-from transformer_course.solution_export import export_solutions
-from transformer_course.translator import load_translator
-from transformer_course.your_pieces import (
+from transformer_course.shipped import shipped_checkpoint
+from transformer_course.translation.decoding import beam_search
+from transformer_course.translation.model import DecoderLayer, EncoderLayer, Transformer
+from transformer_course.translation.settings import preset
+from transformer_course.translation.solution_export import export_solutions
+from transformer_course.translation.translator import load_translator
+from transformer_course.translation.your_pieces import (
     CLASSES,
     FALLBACKS,
     FUNCTIONS,
@@ -28,7 +28,7 @@ from transformer_course.your_pieces import (
     choose_pieces,
     load_pieces,
 )
-from transformer_course.your_translator import search_with_step, train_your_translator
+from transformer_course.translation.your_translator import search_with_step, train_your_translator
 
 # Right at the small steps the check tries (lengths 1 and 3), wrong in a real search.
 LATE_ERROR = (
@@ -215,9 +215,9 @@ def test_without_training_the_checks_are_printed(exported, capsys):
 
 
 def test_the_student_loss_is_compared_with_pytorchs_on_a_real_batch(exported):
-    from transformer_course.batching import BatchStream
-    from transformer_course.training import prepare_data
-    from transformer_course.your_translator import check_loss
+    from transformer_course.translation.batching import BatchStream
+    from transformer_course.translation.training import prepare_data
+    from transformer_course.translation.your_translator import check_loss
 
     settings = preset("tiny")
     data = prepare_data(settings)

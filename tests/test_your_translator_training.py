@@ -22,11 +22,11 @@ the student path with both evaluations 115 s, the course's run 109 s).
 import pytest
 import torch
 
-from transformer_course.settings import preset
-from transformer_course.solution_export import export_solutions
-from transformer_course.training import Trainer, prepare_data
-from transformer_course.your_pieces import CLASSES, FUNCTIONS
-from transformer_course.your_translator import beam_scores, train_your_translator
+from transformer_course.translation.settings import preset
+from transformer_course.translation.solution_export import export_solutions
+from transformer_course.translation.training import Trainer, prepare_data
+from transformer_course.translation.your_pieces import CLASSES, FUNCTIONS
+from transformer_course.translation.your_translator import beam_scores, train_your_translator
 
 pytestmark = pytest.mark.slow
 

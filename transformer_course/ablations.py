@@ -27,12 +27,13 @@ from typing import Any
 
 import torch
 
-from transformer_course.batching import encode_pairs
-from transformer_course.corpus import make_corpus
 from transformer_course.devices import hardware_description
-from transformer_course.evaluation import evaluate, score
-from transformer_course.settings import preset
-from transformer_course.training import PreparedData, Trainer, prepare_data
+from transformer_course.shipped import CHECKPOINTS_DIR
+from transformer_course.translation.batching import encode_pairs
+from transformer_course.translation.corpus import make_corpus
+from transformer_course.translation.evaluation import evaluate, score
+from transformer_course.translation.settings import preset
+from transformer_course.translation.training import PreparedData, Trainer, prepare_data
 
 VARIANTS: dict[str, dict[str, Any]] = {
     "baseline": {},
@@ -44,7 +45,7 @@ VARIANTS: dict[str, dict[str, Any]] = {
     "pre_norm": {"norm_first": True},
 }
 CORPUS_SEED = 0
-SHIPPED = Path(__file__).resolve().parent / "checkpoints" / "ablations"
+SHIPPED = CHECKPOINTS_DIR / "ablations"
 
 
 def shared_data() -> PreparedData:

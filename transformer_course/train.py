@@ -1,9 +1,9 @@
 """Command line: ``python -m transformer_course.train --preset quick --out checkpoints/quick.pt``.
 
-It trains lesson 9's translator with a preset (:mod:`transformer_course.settings`) on the
+It trains lesson 9's translator with a preset (:mod:`transformer_course.translation.settings`) on the
 generated corpus, or on a real one: ``--data FILE`` reads a tab-separated parallel corpus
 (Tatoeba / ManyThings exports, Multi30k conversions), ``--download NAME`` fetches a public one
-first (internet needed; see :mod:`transformer_course.downloads`). Either way it trains the BPE
+first (internet needed; see :mod:`transformer_course.translation.downloads`). Either way it trains the BPE
 vocabulary and the model, evaluates BLEU and chrF on the test and length splits, prints a report
 (hardware, parameters, wall time, scores with their sacreBLEU signatures) and saves an inference
 checkpoint plus a JSON report next to it. ``--resume`` continues a run saved with
@@ -23,11 +23,11 @@ from typing import Any
 import torch
 
 from transformer_course.devices import hardware_description
-from transformer_course.downloads import CORPORA, DownloadError, download_corpus
-from transformer_course.evaluation import evaluate, output_profile
-from transformer_course.parallel_data import ParallelFormatError, load_tsv, real_corpus
-from transformer_course.settings import MODEL_FIELDS, PRESETS, RUN_FIELDS, TrainSettings, preset
-from transformer_course.training import Trainer, prepare_data
+from transformer_course.translation.downloads import CORPORA, DownloadError, download_corpus
+from transformer_course.translation.evaluation import evaluate, output_profile
+from transformer_course.translation.parallel_data import ParallelFormatError, load_tsv, real_corpus
+from transformer_course.translation.settings import MODEL_FIELDS, PRESETS, RUN_FIELDS, TrainSettings, preset
+from transformer_course.translation.training import Trainer, prepare_data
 
 
 def _parse(argv: list[str] | None) -> argparse.Namespace:

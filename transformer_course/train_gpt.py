@@ -19,8 +19,8 @@ from pathlib import Path
 import torch
 
 from transformer_course.devices import hardware_description
-from transformer_course.lm_data import load_course_corpus
-from transformer_course.lm_training import PRESETS, LMTrainer, lm_preset, run_summary
+from transformer_course.language_model.lm_data import load_course_corpus
+from transformer_course.language_model.lm_training import PRESETS, LMTrainer, lm_preset, run_summary
 
 SAMPLE_PROMPT = "Attention "
 SAMPLE_LENGTH = 200

@@ -54,7 +54,7 @@ PRELOADED = (
     "torch.nn.functional",
     "torch._dynamo",
     "transformer_course.checks",
-    "transformer_course.model",
+    "transformer_course.translation.model",
 )
 START_TIMEOUT_S = 120.0  # the first answer waits for the imports, slow on a loaded machine
 FORK_TIMEOUT_S = 30.0

@@ -572,7 +572,7 @@ def lesson_9_training_notebook() -> nbformat.NotebookNode:
     shortened = cells[0].source.replace(
         TRAINING_CALL, TRAINING_CALL[:-1] + ', settings=preset("quick", time_budget_s=30, log_every=2))'
     )
-    setup = "from transformer_course.settings import preset\n\nTRAIN_NOW = True"
+    setup = "from transformer_course.translation.settings import preset\n\nTRAIN_NOW = True"
     return nbformat.v4.new_notebook(
         cells=[nbformat.v4.new_code_cell(setup), nbformat.v4.new_code_cell(shortened)],
         metadata=student.metadata,

@@ -356,9 +356,12 @@ WRONG: dict[str, dict[str, str]] = {
     },
     # The package's classes under the exercises' names: their constructors take a config.
     "layers_alias_of_the_package": {
-        "encoder_layer_module": ("from transformer_course.model import EncoderLayer, FeedForward\n"),
-        "decoder_layer_module": "from transformer_course.model import DecoderLayer\n",
-        "embedding_module": "from transformer_course.model import Embedding\n",
+        "encoder_layer_module": (
+            "from transformer_course.layers import FeedForward\n"
+            "from transformer_course.translation.model import EncoderLayer\n"
+        ),
+        "decoder_layer_module": "from transformer_course.translation.model import DecoderLayer\n",
+        "embedding_module": "from transformer_course.translation.model import Embedding\n",
     },
     # Fills the positions the mask ALLOWS with -inf: torch.nn's polarity (True = blocked).
     "attention_mask_flipped": {
@@ -384,7 +387,7 @@ WRONG: dict[str, dict[str, str]] = {
     # The package's class under the exercise's name: its forward takes a key-padding mask
     # (True = padding), not the contract's mask, so the adapter's calls fail.
     "attention_alias_of_the_package": {
-        "multi_head_attention": _IMPORTS + "from transformer_course.model import MultiHeadAttention\n",
+        "multi_head_attention": _IMPORTS + "from transformer_course.layers import MultiHeadAttention\n",
     },
     # Labels not shifted: the model would be asked to copy its input.
     "labels_not_shifted": {

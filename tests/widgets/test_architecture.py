@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from transformer_course.model import Transformer, TransformerConfig
+from transformer_course.translation.model import Transformer, TransformerConfig
 from transformer_course.widgets.architecture import (
     BLOCKS,
     GPT_BLOCKS,

@@ -4,9 +4,9 @@ import numpy as np
 import pytest
 import torch
 
-from transformer_course.generation_timing import speedup_table, timed_generation
-from transformer_course.gpt import GPT, GPTConfig, _ranked_next_token_probabilities
-from transformer_course.lm_data import CharTokenizer
+from transformer_course.language_model.generation_timing import speedup_table, timed_generation
+from transformer_course.language_model.gpt import GPT, GPTConfig, _ranked_next_token_probabilities
+from transformer_course.language_model.lm_data import CharTokenizer
 from transformer_course.widgets.decoder_only import (
     RotaryScores,
     SamplingKnobs,

@@ -5,7 +5,7 @@ import math
 import numpy as np
 import pytest
 
-from transformer_course.schedule import peak_lr
+from transformer_course.translation.schedule import peak_lr
 from transformer_course.widgets.encoder_decoder import (
     LabelSmoothingExplorer,
     ScheduleExplorer,

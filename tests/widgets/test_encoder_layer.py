@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import torch
 
-from transformer_course.model import _sinusoidal_encodings
+from transformer_course.layers import sinusoidal_encodings
 from transformer_course.widgets.encoder_layer import WordOrderExplorer
 
 RNG = np.random.default_rng(0)
@@ -19,7 +19,7 @@ def layer(x):
 
 
 def layer_with_positions(x):
-    return layer(x + _sinusoidal_encodings(torch.arange(len(x)), D).double().numpy())
+    return layer(x + sinusoidal_encodings(torch.arange(len(x)), D).double().numpy())
 
 
 @pytest.fixture

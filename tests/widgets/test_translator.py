@@ -4,11 +4,11 @@ import numpy as np
 import pytest
 import torch
 
-from transformer_course.checkpoint import LogEntry
-from transformer_course.corpus import make_corpus
-from transformer_course.model import Transformer
-from transformer_course.settings import preset
-from transformer_course.tokenization import train_tokenizer
+from transformer_course.translation.checkpoint import LogEntry
+from transformer_course.translation.corpus import make_corpus
+from transformer_course.translation.model import Transformer
+from transformer_course.translation.settings import preset
+from transformer_course.translation.tokenization import train_tokenizer
 from transformer_course.widgets.translator import LiveLossCurve, TranslateWidget, cross_attention
 
 

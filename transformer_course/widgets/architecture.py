@@ -26,7 +26,8 @@ import ipywidgets as widgets
 import torch
 from torch import Tensor, nn
 
-from transformer_course import decoding, model
+from transformer_course import layers
+from transformer_course.translation import decoding, model
 from transformer_course.widgets.base import ShowsView
 
 LESSON_TITLES = {
@@ -466,7 +467,7 @@ PARTS: dict[str, Part] = {
         (5,),
         "A fixed table of sines and cosines, one row per position, added to the embeddings of both "
         "stacks; it is the only place where word order enters the model.",
-        model._sinusoidal_encodings,
+        layers.sinusoidal_encodings,
     ),
     "encoder self-attention": Part(
         "Encoder self-attention",
@@ -474,7 +475,7 @@ PARTS: dict[str, Part] = {
         (3, 4),
         "Every source position builds a query, a key and a value, and gathers from all source "
         "positions; only padding is masked.",
-        model.MultiHeadAttention.forward,
+        layers.MultiHeadAttention.forward,
     ),
     "add & norm": Part(
         "Add & norm (residual + layer norm)",
@@ -490,7 +491,7 @@ PARTS: dict[str, Part] = {
         (6,),
         "The same two-layer network with a ReLU, applied to every position separately: widen to "
         "d_ff, cut the negatives, project back to d_model.",
-        model.FeedForward.forward,
+        layers.FeedForward.forward,
     ),
     "target embedding": Part(
         "Target embedding",
@@ -506,7 +507,7 @@ PARTS: dict[str, Part] = {
         (3, 4),
         "Each target position attends to itself and the positions before it only, so training "
         "on a whole sentence at once never lets a position see the token it must predict.",
-        model._attention_mask,
+        layers._attention_mask,
     ),
     "cross-attention": Part(
         "Encoder–decoder (cross-) attention",
@@ -556,7 +557,7 @@ def _shape(value: object) -> str:
 def _describe_call(module: nn.Module, args: tuple, kwargs: dict, output: Tensor) -> list[str]:
     """What one module received and returned, plus what the picture needs that it computes inside."""
     tensors = [a for a in args if isinstance(a, Tensor) and a.dtype != torch.bool]
-    if isinstance(module, model.MultiHeadAttention):
+    if isinstance(module, layers.MultiHeadAttention):
         lines = [f"{name} {_shape(a)}" for name, a in zip(("query", "key", "value"), tensors, strict=False)]
         padding = args[3] if len(args) > 3 else kwargs.get("key_padding_mask")
         weights = module.attention_weights(args[0], args[1], padding, causal=kwargs.get("causal", False))

@@ -10,8 +10,8 @@
   ``score[m, n] = rot(q, m) · rot(k, n)`` as a heatmap (constant along every diagonal) and as
   curves against the offset ``n - m`` from two query positions (they coincide).
 
-They use PyTorch (:func:`transformer_course.gpt._ranked_next_token_probabilities`,
-:func:`transformer_course.gpt._rotate_pairs`); the NumPy sampler and ``apply_rope`` are what
+They use PyTorch (:func:`transformer_course.language_model.gpt._ranked_next_token_probabilities`,
+:func:`transformer_course.language_model.gpt._rotate_pairs`); the NumPy sampler and ``apply_rope`` are what
 students write in the lesson.
 """
 
@@ -23,8 +23,13 @@ import ipywidgets as widgets
 import numpy as np
 import torch
 
-from transformer_course.gpt import GPT, _ranked_next_token_probabilities, _rotary_angles, _rotate_pairs
-from transformer_course.lm_data import CharTokenizer
+from transformer_course.language_model.gpt import (
+    GPT,
+    _ranked_next_token_probabilities,
+    _rotary_angles,
+    _rotate_pairs,
+)
+from transformer_course.language_model.lm_data import CharTokenizer
 from transformer_course.widgets.base import ShowsView
 from transformer_course.widgets.figures import figure_to_html, new_figure
 

@@ -13,7 +13,7 @@ import ipywidgets as widgets
 import numpy as np
 
 # The package has the formula only as a whole curve (lesson 9 grades the rate at a step).
-from transformer_course.schedule import PAPER_WARMUP, _paper_curve, peak_lr
+from transformer_course.translation.schedule import PAPER_WARMUP, _paper_curve, peak_lr
 from transformer_course.widgets.base import ShowsView
 from transformer_course.widgets.figures import figure_to_html, new_figure
 

@@ -18,7 +18,7 @@ import ipywidgets as widgets
 import numpy as np
 import torch
 
-from transformer_course.model import _sinusoidal_encodings
+from transformer_course.layers import sinusoidal_encodings
 from transformer_course.widgets.base import ShowsView
 from transformer_course.widgets.figures import figure_to_html, new_figure
 
@@ -30,7 +30,7 @@ def _encodings(positions: np.ndarray, d_model: int) -> np.ndarray:
 
     Students write the table from a count in lesson 5 (graded ``positional_encoding``).
     """
-    return _sinusoidal_encodings(torch.from_numpy(positions), d_model).numpy().astype(np.float64)
+    return sinusoidal_encodings(torch.from_numpy(positions), d_model).numpy().astype(np.float64)
 
 
 def wavelength(dimension: int, d_model: int) -> float:

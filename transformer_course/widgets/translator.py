@@ -9,7 +9,7 @@ The attention picture is the decoder's *cross-attention*: row t shows how output
 attention over the source tokens. The model's attention runs in a fused kernel that never stores
 the weights, so :func:`cross_attention` records the inputs of a decoder layer's cross-attention
 with a forward pre-hook and recomputes the weights with
-:meth:`~transformer_course.model.MultiHeadAttention.attention_weights`.
+:meth:`~transformer_course.layers.MultiHeadAttention.attention_weights`.
 """
 
 from __future__ import annotations
@@ -22,10 +22,10 @@ import ipywidgets as widgets
 import numpy as np
 import torch
 
-from transformer_course.checkpoint import LogEntry
-from transformer_course.evaluation import translate
-from transformer_course.model import Transformer
-from transformer_course.tokenization import BYTE_TOKENS, SubwordTokenizer
+from transformer_course.translation.checkpoint import LogEntry
+from transformer_course.translation.evaluation import translate
+from transformer_course.translation.model import Transformer
+from transformer_course.translation.tokenization import BYTE_TOKENS, SubwordTokenizer
 from transformer_course.widgets.base import ShowsView
 from transformer_course.widgets.figures import figure_to_html, new_figure
 

@@ -1,4 +1,4 @@
-"""Turning a trained :class:`~transformer_course.model.Transformer` into translations.
+"""Turning a trained :class:`~transformer_course.translation.model.Transformer` into translations.
 
 Decoding is sequential: the token at step t is an input of step t + 1, so the decoder runs once
 per output token while the encoder runs once per sentence. Greedy decoding keeps the single most
@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor
 
-from transformer_course.model import Transformer
+from transformer_course.translation.model import Transformer
 
 # Called after each decoding step with the step (tokens written so far) and the rows finished.
 StepReport = Callable[[int, int], None]

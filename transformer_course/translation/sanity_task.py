@@ -15,14 +15,16 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-from transformer_course.decoding import greedy_decode
-from transformer_course.model import Transformer, TransformerConfig
-from transformer_course.schedule import PAPER_ADAM_BETAS, PAPER_ADAM_EPS, transformer_scheduler
+from transformer_course.runtime import is_grading
 from transformer_course.step_progress import StepProgress
+from transformer_course.translation.decoding import greedy_decode
+from transformer_course.translation.model import Transformer, TransformerConfig
+from transformer_course.translation.schedule import PAPER_ADAM_BETAS, PAPER_ADAM_EPS, transformer_scheduler
 
 PAD, BOS, EOS = 0, 1, 2
 FIRST_SYMBOL = 3
 TASKS = ("copy", "reverse")
+GRADING_STEPS = 60
 
 
 def make_batch(
@@ -85,9 +87,15 @@ def train_sanity(
     """Train a small Transformer on ``task``; a working model gets near 100% exact matches.
 
     ``progress`` shows a bar with the loss (400 steps take about 20 s on one CPU core).
+
+    While nbgrader runs the notebook (:func:`transformer_course.runtime.is_grading`) it trains at
+    most ``GRADING_STEPS`` (60) steps, so lesson 9's check takes seconds of each student's grading;
+    it decides no points.
     """
     if steps < 1:
         raise ValueError(f"steps must be positive, got {steps}")
+    if is_grading():
+        steps = min(steps, GRADING_STEPS)
     torch.manual_seed(seed)
     settings = dict(
         src_vocab_size=FIRST_SYMBOL + n_symbols, tgt_vocab_size=FIRST_SYMBOL + n_symbols,

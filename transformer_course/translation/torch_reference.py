@@ -17,13 +17,8 @@ from __future__ import annotations
 import torch
 from torch import Tensor, nn
 
-from transformer_course.model import (
-    DecoderLayer,
-    EncoderLayer,
-    MultiHeadAttention,
-    Transformer,
-    TransformerConfig,
-)
+from transformer_course.layers import MultiHeadAttention
+from transformer_course.translation.model import DecoderLayer, EncoderLayer, Transformer, TransformerConfig
 
 TensorPairs = list[tuple[Tensor, Tensor]]
 

@@ -1,15 +1,16 @@
-"""What a translator checkpoint holds, and where the shipped ones are (lesson 9).
+"""What a translator checkpoint holds (lesson 9).
 
 Training writes checkpoints and can resume from them; translation only reads them. Both share
-this module and neither imports the other. A checkpoint is a dict for ``torch.save`` with the
-settings, the tokenizer, the weights and the run's record (:class:`TrainingState`: steps, time,
-tokens and the loss log); a resumable one adds the optimizer, the schedule and the random state.
-Files are read with ``weights_only=True``, so loading one runs no code from it.
+this module and neither imports the other (where the shipped ones are is
+:mod:`transformer_course.shipped`'s job, shared with lesson 10's GPT). A checkpoint is a dict for
+``torch.save`` with the settings, the tokenizer, the weights and the run's record
+(:class:`TrainingState`: steps, time, tokens and the loss log); a resumable one adds the
+optimizer, the schedule and the random state. Files are read with ``weights_only=True``, so
+loading one runs no code from it.
 """
 
 from __future__ import annotations
 
-import os
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -68,28 +69,3 @@ def read_checkpoint(path: str | Path) -> dict[str, Any]:
             f"{found!r}, expected {FORMAT!r}); train a new one with `python -m transformer_course.train`"
         )
     return data
-
-
-CHECKPOINT_DIR_VARIABLE = "TRANSFORMER_COURSE_CHECKPOINTS"
-
-
-def shipped_checkpoint(name: str = "translator_quick.pt") -> Path:
-    """Find a file shipped in the package's ``checkpoints/`` folder (package data).
-
-    Looks in ``$TRANSFORMER_COURSE_CHECKPOINTS`` first, so a user can point the lessons at their
-    own runs, then in the installed package: a Colab install from the repository URL has the
-    files too, with no checkout.
-    """
-    candidates = []
-    if os.environ.get(CHECKPOINT_DIR_VARIABLE):
-        candidates.append(Path(os.environ[CHECKPOINT_DIR_VARIABLE]) / name)
-    candidates.append(Path(__file__).resolve().parent / "checkpoints" / name)
-    for candidate in candidates:
-        if candidate.is_file():
-            return candidate
-    searched = "\n  ".join(str(c) for c in candidates)
-    raise FileNotFoundError(
-        f"{name} is not in any of:\n  {searched}\nReinstall the course package (the file ships in "
-        f"transformer_course/checkpoints/), set {CHECKPOINT_DIR_VARIABLE} to the folder holding it, or train "
-        "your own with `python -m transformer_course.train --preset quick --out <file>`."
-    )

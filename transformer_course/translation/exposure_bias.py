@@ -14,10 +14,10 @@ from dataclasses import dataclass
 
 import torch
 
-from transformer_course.batching import collate, encode_pairs
-from transformer_course.decoding import greedy_decode
-from transformer_course.model import Transformer
-from transformer_course.tokenization import SubwordTokenizer
+from transformer_course.translation.batching import collate, encode_pairs
+from transformer_course.translation.decoding import greedy_decode
+from transformer_course.translation.model import Transformer
+from transformer_course.translation.tokenization import SubwordTokenizer
 
 
 @dataclass(frozen=True)

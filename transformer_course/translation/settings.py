@@ -1,7 +1,7 @@
 """Training settings and the named presets of lesson 9's translator.
 
 A :class:`TrainSettings` is everything that decides a run besides the data: the model (a
-:class:`~transformer_course.model.TransformerConfig`, held whole rather than copied field by
+:class:`~transformer_course.translation.model.TransformerConfig`, held whole rather than copied field by
 field), the optimization recipe, the batch size in tokens, the length of the run and the seed.
 The model's vocabulary size is also the size of the BPE vocabulary to learn: source and target
 share one vocabulary, so that the embeddings can be tied as in the paper.
@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, fields, replace
 from typing import Any
 
-from transformer_course.model import TransformerConfig
+from transformer_course.translation.model import TransformerConfig
 
 
 @dataclass(frozen=True)

@@ -12,13 +12,14 @@ from pathlib import Path
 
 import torch
 
-from transformer_course.checkpoint import TrainingState, read_checkpoint, shipped_checkpoint
 from transformer_course.devices import choose_device
-from transformer_course.model import Transformer
 from transformer_course.runtime import is_grading
-from transformer_course.settings import TrainSettings, preset
-from transformer_course.tokenization import SubwordTokenizer
-from transformer_course.training import StepCallback, run_training
+from transformer_course.shipped import shipped_checkpoint
+from transformer_course.translation.checkpoint import TrainingState, read_checkpoint
+from transformer_course.translation.model import Transformer
+from transformer_course.translation.settings import TrainSettings, preset
+from transformer_course.translation.tokenization import SubwordTokenizer
+from transformer_course.translation.training import StepCallback, run_training
 
 
 @dataclass

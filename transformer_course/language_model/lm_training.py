@@ -24,11 +24,11 @@ from typing import Any
 import torch
 from torch import Tensor
 
-from transformer_course.checkpoint import CHECKPOINT_DIR_VARIABLE, shipped_checkpoint
 from transformer_course.devices import choose_device
-from transformer_course.gpt import GPT, GPTConfig, next_token_loss, per_position_loss
-from transformer_course.lm_data import CharCorpus, CharTokenizer, all_windows, random_blocks
+from transformer_course.language_model.gpt import GPT, GPTConfig, next_token_loss, per_position_loss
+from transformer_course.language_model.lm_data import CharCorpus, CharTokenizer, all_windows, random_blocks
 from transformer_course.runtime import is_grading
+from transformer_course.shipped import CHECKPOINT_DIR_VARIABLE, shipped_checkpoint
 from transformer_course.step_progress import StepProgress
 
 CHECKPOINT_FORMAT = "transformer_course.gpt/1"
@@ -364,7 +364,9 @@ def load_gpt(path: str | Path, device: torch.device | str | None = "cpu") -> Tra
         )
     data = torch.load(path, map_location="cpu", weights_only=True)
     if not isinstance(data, dict) or data.get("format") != CHECKPOINT_FORMAT:
-        raise ValueError(f"{path} is not a GPT checkpoint written by transformer_course.lm_training")
+        raise ValueError(
+            f"{path} is not a GPT checkpoint written by transformer_course.language_model.lm_training"
+        )
     model = GPT(GPTConfig(**data["config"]))
     weights = {k: v.float() for k, v in data["model"].items()}
     weights["lm_head.weight"] = weights["tokens.weight"]

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import torch
 
-from transformer_course.gpt import GPT
+from transformer_course.language_model.gpt import GPT
 from transformer_course.runtime import is_grading
 from transformer_course.step_progress import StepProgress
 

@@ -11,7 +11,7 @@ no executed cell defines is written as a comment saying so.
 
 The file holds one block per lesson between marker lines, so lesson 9 adds its functions without
 touching lesson 8's classes. :func:`read_blocks` is how the loader
-(:mod:`transformer_course.your_pieces`) finds them again.
+(:mod:`transformer_course.translation.your_pieces`) finds them again.
 
 While nbgrader grades a notebook nothing is exported: no graded answer depends on the file, and
 grading must not write beside the submission.

@@ -1,6 +1,6 @@
 """Train short, test long: how each kind of position copes with texts longer than in training.
 
-    python -m transformer_course.position_study --seeds 0 1 2 --threads 1 --jobs 2 \\
+    python -m transformer_course.language_model.position_study --seeds 0 1 2 --threads 1 --jobs 2 \\
         --out transformer_course/checkpoints/gpt_positions.json
 
 For every kind of position (rotary, the paper's sinusoids, a learned table, and none at all) and
@@ -32,9 +32,9 @@ from pathlib import Path
 import torch
 
 from transformer_course.devices import hardware_description
-from transformer_course.gpt import POSITION_KINDS
-from transformer_course.lm_data import CharCorpus, load_course_corpus
-from transformer_course.lm_training import LMSettings, LMTrainer, lm_preset, loss_by_position
+from transformer_course.language_model.gpt import POSITION_KINDS
+from transformer_course.language_model.lm_data import CharCorpus, load_course_corpus
+from transformer_course.language_model.lm_training import LMSettings, LMTrainer, lm_preset, loss_by_position
 
 EVAL_FACTOR = 4
 
@@ -141,7 +141,7 @@ def main(argv: list[str] | None = None) -> dict[str, object]:
         print(f"{kind:10s} seed {seed}: {run['steps']} steps in {run['train_wall_s']} s; loss past "
               f"the training length {sum(beyond) / len(beyond):.3f}", flush=True)  # fmt: skip
     results = {
-        "command": "python -m transformer_course.position_study "
+        "command": "python -m transformer_course.language_model.position_study "
         + " ".join(argv if argv is not None else sys.argv[1:]),
         "hardware": hardware_description(torch.device("cpu")),
         "threads": torch.get_num_threads(),

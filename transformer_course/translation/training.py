@@ -2,7 +2,7 @@
 
 The recipe is the paper's (section 5): Adam with beta2 = 0.98 and eps = 1e-9, the learning rate
 that warms up linearly then decays with the inverse square root of the step, label smoothing 0.1,
-and batches built by tokens (:mod:`transformer_course.batching`). On recent CUDA GPUs the forward
+and batches built by tokens (:mod:`transformer_course.translation.batching`). On recent CUDA GPUs the forward
 pass runs in bfloat16 autocast (:mod:`transformer_course.devices`); ``settings.compile`` runs it
 through ``torch.compile``.
 
@@ -22,15 +22,15 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
-from transformer_course.batching import Batch, BatchStream, EncodedPair, encode_pairs
-from transformer_course.checkpoint import FORMAT, LogEntry, TrainingState, read_checkpoint
-from transformer_course.corpus import ParallelCorpus, make_corpus
 from transformer_course.devices import autocast_context, choose_device
-from transformer_course.model import Transformer, TransformerConfig
-from transformer_course.schedule import PAPER_ADAM_BETAS, PAPER_ADAM_EPS, transformer_scheduler
-from transformer_course.settings import TrainSettings
 from transformer_course.step_progress import StepProgress
-from transformer_course.tokenization import SubwordTokenizer, train_tokenizer
+from transformer_course.translation.batching import Batch, BatchStream, EncodedPair, encode_pairs
+from transformer_course.translation.checkpoint import FORMAT, LogEntry, TrainingState, read_checkpoint
+from transformer_course.translation.corpus import ParallelCorpus, make_corpus
+from transformer_course.translation.model import Transformer, TransformerConfig
+from transformer_course.translation.schedule import PAPER_ADAM_BETAS, PAPER_ADAM_EPS, transformer_scheduler
+from transformer_course.translation.settings import TrainSettings
+from transformer_course.translation.tokenization import SubwordTokenizer, train_tokenizer
 
 StepCallback = Callable[[LogEntry], None]
 

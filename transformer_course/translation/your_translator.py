@@ -3,7 +3,7 @@
 What each student piece does in the run (the lesson says the same):
 
 * ``MultiHeadAttention``, ``EncoderLayer``, ``DecoderLayer`` and ``Embedding`` (lesson 8) *are* the
-  trained model: :func:`~transformer_course.your_pieces.assemble` puts them into the course's
+  trained model: :func:`~transformer_course.translation.your_pieces.assemble` puts them into the course's
   encoder-decoder, and the trainer updates their weights;
 * ``learning_rate`` (lesson 9) sets the optimizer's rate at every step;
 * ``beam_step`` (lesson 9) runs every step of the beam search whose translations are scored;
@@ -11,7 +11,7 @@ What each student piece does in the run (the lesson says the same):
   ``F.cross_entropy`` trains the model; the student's loss is compared with it on a real batch of
   the training data before and after training (a loss that failed its check is only reported).
 
-Each piece is checked first (:func:`~transformer_course.your_pieces.choose_pieces`); where one
+Each piece is checked first (:func:`~transformer_course.translation.your_pieces.choose_pieces`); where one
 fails, the package's own code does its part: its layers, its scheduler, its ``beam_search`` (a
 wrong loss is only reported). While nbgrader grades the notebook nothing
 is loaded or trained: no graded answer depends on this run, and grading must take seconds.
@@ -27,18 +27,18 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from transformer_course.batching import Batch
-from transformer_course.checkpoint import shipped_checkpoint
-from transformer_course.decoding import beam_search
-from transformer_course.evaluation import Scores, score
-from transformer_course.model import Transformer
 from transformer_course.runtime import is_grading
-from transformer_course.settings import TrainSettings, preset
+from transformer_course.shipped import shipped_checkpoint
 from transformer_course.step_progress import StepProgress
-from transformer_course.tokenization import SubwordTokenizer
-from transformer_course.training import PreparedData, StepCallback, Trainer, prepare_data
-from transformer_course.translator import Translator, load_translator
-from transformer_course.your_pieces import ChosenPieces, assemble, choose_pieces, export_path
+from transformer_course.translation.batching import Batch
+from transformer_course.translation.decoding import beam_search
+from transformer_course.translation.evaluation import Scores, score
+from transformer_course.translation.model import Transformer
+from transformer_course.translation.settings import TrainSettings, preset
+from transformer_course.translation.tokenization import SubwordTokenizer
+from transformer_course.translation.training import PreparedData, StepCallback, Trainer, prepare_data
+from transformer_course.translation.translator import Translator, load_translator
+from transformer_course.translation.your_pieces import ChosenPieces, assemble, choose_pieces, export_path
 
 BeamStep = Callable[..., tuple]
 

@@ -2,9 +2,9 @@
 
 A GPT is the decoder of lesson 8 without cross-attention: token embeddings, then blocks of
 causal self-attention and a feed-forward network, then a projection to next-token logits. It
-reuses :class:`~transformer_course.model.MultiHeadAttention` (its four projections W^Q, W^K, W^V,
-W^O), :class:`~transformer_course.model.FeedForward` and
-:func:`~transformer_course.model._sinusoidal_encodings`. What it adds:
+reuses :class:`~transformer_course.layers.MultiHeadAttention` (its four projections W^Q, W^K, W^V,
+W^O), :class:`~transformer_course.layers.FeedForward` and
+:func:`~transformer_course.layers.sinusoidal_encodings`. What it adds:
 
 * **pre-norm blocks** with a final layer norm, as GPT-2 does (``x + Sublayer(LayerNorm(x))``);
 * a choice of **positions**: rotary (``"rope"``, the default), the paper's sinusoids added to the
@@ -29,7 +29,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from transformer_course.model import FeedForward, MultiHeadAttention, _sinusoidal_encodings
+from transformer_course.layers import FeedForward, MultiHeadAttention, sinusoidal_encodings
 
 POSITION_KINDS = ("rope", "sinusoidal", "learned", "none")
 ROPE_BASE = 10000.0
@@ -205,7 +205,7 @@ class GPT(nn.Module):
         if config.positions == "learned":
             self.learned_positions = nn.Embedding(config.max_len, config.d_model)
         if config.positions == "sinusoidal":
-            table = _sinusoidal_encodings(torch.arange(config.max_len), config.d_model)
+            table = sinusoidal_encodings(torch.arange(config.max_len), config.d_model)
             self.register_buffer("sinusoids", table, persistent=False)
         if config.positions == "rope":
             self.register_buffer("angles", _rotary_angles(config.max_len, config.d_head), persistent=False)

@@ -4,7 +4,7 @@ Tatoeba's sentence-pair exports (and ManyThings' ``spa.txt``) and many Multi30k 
 one pair per line: ``source<TAB>target``, optionally followed by more tab-separated columns such
 as the attribution. :func:`real_corpus` cuts such pairs into the same four splits as lesson 9's
 generated corpus, so ``python -m transformer_course.train --data FILE`` trains and reports on a
-real corpus exactly as on the generated one (``transformer_course.downloads`` fetches one).
+real corpus exactly as on the generated one (``transformer_course.translation.downloads`` fetches one).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import random
 import unicodedata
 from pathlib import Path
 
-from transformer_course.corpus import ParallelCorpus
+from transformer_course.translation.corpus import ParallelCorpus
 
 Pair = tuple[str, str]
 

@@ -4,7 +4,7 @@ Lesson 10 trains a small GPT on text the course owns and ships: the Markdown pro
 before it. The text is a snapshot, ``transformer_course/data/course_prose.txt``, generated
 deterministically from the lesson sources by
 
-    python -m transformer_course.lm_data --lessons lessons --out transformer_course/data
+    python -m transformer_course.language_model.lm_data --lessons lessons --out transformer_course/data
 
 It keeps the explanations only: no code cells, no quiz, and no model answers of written
 exercises (those are for instructors). A snapshot, rather than reading ``lessons/`` at run time,
@@ -12,9 +12,10 @@ because the package must work without a checkout (Colab) and the shipped checkpo
 trained on exactly the text it ships with; ``course_prose.json`` beside it records, for each
 lesson, the hash of the prose taken from it, and the text's own hash.
 
-The snapshot goes stale whenever a lesson's prose changes: ``python -m transformer_course.lm_data
---check`` (and a fast test) says which lessons changed, and ``bash scripts/regenerate_gpt.sh``
-rebuilds the snapshot, retrains the GPT and the position study on it and regenerates lesson 10.
+The snapshot goes stale whenever a lesson's prose changes:
+``python -m transformer_course.language_model.lm_data --check`` (and a fast test) says which
+lessons changed, and ``bash scripts/regenerate_gpt.sh`` rebuilds the snapshot, retrains the GPT
+and the position study on it and regenerates lesson 10.
 Only the prose counts: editing a lesson's code, tests or model answers leaves the snapshot valid,
 so those edits cost no retraining.
 
@@ -34,7 +35,8 @@ from pathlib import Path
 import torch
 from torch import Tensor
 
-DATA_DIR = Path(__file__).resolve().parent / "data"
+from transformer_course.shipped import DATA_DIR
+
 PROSE_FILE = "course_prose.txt"
 PROVENANCE_FILE = "course_prose.json"
 VALIDATION_EVERY = 10
@@ -124,7 +126,7 @@ def course_text() -> str:
     if not path.is_file():
         raise FileNotFoundError(
             f"{path} is missing: reinstall the course package (it ships as package data) or "
-            "regenerate it with `python -m transformer_course.lm_data --lessons lessons "
+            "regenerate it with `python -m transformer_course.language_model.lm_data --lessons lessons "
             "--out transformer_course/data`"
         )
     return path.read_text(encoding="utf-8")

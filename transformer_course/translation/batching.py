@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor
 
-from transformer_course.tokenization import SubwordTokenizer
+from transformer_course.translation.tokenization import SubwordTokenizer
 
 EncodedPair = tuple[list[int], list[int]]
 

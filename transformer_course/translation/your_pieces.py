@@ -25,10 +25,11 @@ A failing ``MultiHeadAttention`` cannot be swapped inside the student's layers (
 attention with the lesson's interface): layers that build it fail their own check and are replaced
 by the package's layers.
 
-:func:`assemble` builds the course's encoder-decoder (:class:`~transformer_course.model.Transformer`,
-so that training, decoding and checkpoints work unchanged) from the chosen classes, in the package
-model's order: with lesson 8's reference solutions, or with no student class at all, it starts from
-exactly the package model's weights.
+:func:`assemble` builds the course's encoder-decoder
+(:class:`~transformer_course.translation.model.Transformer`, so that training, decoding and
+checkpoints work unchanged) from the chosen classes, in the package model's order: with lesson 8's
+reference solutions, or with no student class at all, it starts from exactly the package model's
+weights.
 """
 
 from __future__ import annotations
@@ -45,13 +46,14 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from transformer_course import model as course
 from transformer_course.adapters import ADAPTERS
-from transformer_course.checkpoint import shipped_checkpoint
-from transformer_course.decoding import beam_search
-from transformer_course.schedule import transformer_scheduler
-from transformer_course.solution_export import HEADER, read_blocks
-from transformer_course.translator import Translator, load_translator
+from transformer_course.layers import MultiHeadAttention
+from transformer_course.shipped import shipped_checkpoint
+from transformer_course.translation import model as course
+from transformer_course.translation.decoding import beam_search
+from transformer_course.translation.schedule import transformer_scheduler
+from transformer_course.translation.solution_export import HEADER, read_blocks
+from transformer_course.translation.translator import Translator, load_translator
 
 CLASSES = ("MultiHeadAttention", "EncoderLayer", "DecoderLayer", "Embedding")
 FUNCTIONS = ("learning_rate", "label_smoothed_cross_entropy", "beam_step")
@@ -159,7 +161,7 @@ def _check_class(name: str, student: Any) -> str | None:
     src_padding, tgt_padding = torch.as_tensor(~real_src), torch.as_tensor(~real_tgt)
     options = {"n_heads": n_heads, "dropout": dropout}
     if name == "MultiHeadAttention":
-        package: nn.Module = course.MultiHeadAttention(d_model, n_heads)
+        package: nn.Module = MultiHeadAttention(d_model, n_heads)
         causal = np.tril(np.ones((4, 4), dtype=bool)) & real_tgt[:, None, None, :]
         cases = [
             ((x_tgt, x_src, x_src, real_src[:, None, None, :]), lambda: package(tgt, src, src, src_padding)),
@@ -279,7 +281,7 @@ def _check_beam_step(student: Callable) -> str | None:
     """Two steps checked against lesson 9's rule, then a whole search with the shipped translator:
     the student's step inside the course's loop must give what the package's ``beam_search``
     gives (beam 4, alpha 0.6). No step-level reference: the package holds no ``beam_step``."""
-    from transformer_course.your_translator import search_with_step  # it imports this module
+    from transformer_course.translation.your_translator import search_with_step  # it imports this module
 
     rng = np.random.default_rng(0)
     log_probs = np.log(rng.dirichlet(np.ones(9), size=4))
