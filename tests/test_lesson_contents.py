@@ -3,7 +3,6 @@
 import asyncio
 import json
 import sys
-from concurrent.futures import ThreadPoolExecutor
 
 import nbformat
 import pytest
@@ -41,9 +40,7 @@ def test_the_manager_serves_a_lesson_with_this_python_and_leaves_the_file_alone(
     nbformat.write(notebook, tmp_path / "lesson.ipynb")
     on_disk = (tmp_path / "lesson.ipynb").read_text(encoding="utf-8")
     manager = LessonContentsManager(root_dir=str(tmp_path))
-    # a thread of its own: an earlier test in this worker may have left an event loop running here
-    with ThreadPoolExecutor(max_workers=1) as thread:
-        model = thread.submit(asyncio.run, manager.get("lesson.ipynb")).result()
+    model = asyncio.run(manager.get("lesson.ipynb"))
     assert model["content"]["metadata"]["language_info"] == kernel_language_info()
     assert (tmp_path / "lesson.ipynb").read_text(encoding="utf-8") == on_disk
 

@@ -60,9 +60,13 @@ def screenshot_path(name: str) -> Path:
     return SCREENSHOTS / f"{name.replace('/', '__')}.png"
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def chromium() -> Iterator[Any]:
-    """A headless Chromium browser, or a skip that says what is missing."""
+    """A headless Chromium browser, or a skip that says what is missing.
+
+    One per test file, not per session: while Playwright's sync API is started, its event loop
+    counts as running in the worker's thread, so any later test file on that pytest-xdist worker
+    that calls ``asyncio.run`` would fail (CI stops 33 and 34)."""
     if not CHROMIUM.is_file():
         pytest.skip(
             f"browser checks need Chromium at {CHROMIUM}: install it with "

@@ -86,7 +86,7 @@ def open_page(browser, site_url: str, page_name: str, color_scheme: str, watch: 
         context.close()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def visits(chromium, site_url) -> dict[str, Visit]:
     """Every toc page opened offline in light and dark mode, screenshots saved."""
     result = {}
