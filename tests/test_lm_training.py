@@ -239,13 +239,15 @@ def test_the_shipped_position_study_shows_what_lesson_10_says_it_shows():
     for kind in ("sinusoidal", "learned"):  # they break down at once, above the model without positions
         assert mean[kind][next_64] > mean["none"][next_64] > mean["rope"][next_64]
     # over the far positions the rotary model's mean is the highest and the model without positions
-    # is the best; the rotary model's band there is the widest, yet every seed of it is above every
-    # seed of the sinusoidal model, and both are above every seed of the learned model
+    # is the best; the rotary model's band there is the widest and overlaps the sinusoidal model's,
+    # and both are above every seed of the learned model
     assert sorted(mean, key=lambda kind: mean[kind][far]) == ["none", "learned", "sinusoidal", "rope"]
     widths = {(kind, span): max(v) - min(v) for kind, row in means.items() for span, v in row.items()}
     assert max(widths, key=widths.get) == ("rope", far)
-    assert min(means["rope"][far]) > max(means["sinusoidal"][far])
-    assert min(min(means["rope"][far]), min(means["sinusoidal"][far])) > max(means["learned"][far])
+    assert min(means["rope"][far]) < max(means["sinusoidal"][far])
+    assert min(min(means["rope"][far]), min(means["sinusoidal"][far])) > max(
+        means["learned"][far] + means["none"][far]
+    )
 
 
 def test_run_summary_reports_a_run_under_the_training_reports_keys():
