@@ -37,9 +37,11 @@ shared the machine (CPU time, interleaved), ``--breakdown --with-compile --budge
 
     Padding: 6.9% of the positions of the first 200 batches by length, 42.3% of random batches.
 
-The GPU figures are not measured: no GPU was available where this was written. On CUDA the
-script runs in wall time with ``torch.cuda.synchronize`` and bfloat16 autocast (on GPUs that have
-it); run it there to fill them in.
+On CUDA the script runs in wall time with ``torch.cuda.synchronize`` and bfloat16 autocast (on
+GPUs that have it). The race, once, on one NVIDIA H200 (torch 2.11.0+cu130), ``--budget 30
+--eval-sentences 500``: course model 168,887 tokens/s, torch.nn layers 120,335, 1.40x; greedy test
+BLEU 96.8 against 96.6 after the same time (``transformer_course/checkpoints/throughput_gpu_course.json``).
+The breakdown has not been run on a GPU.
 """
 
 from __future__ import annotations
