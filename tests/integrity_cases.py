@@ -472,10 +472,14 @@ except Exception as _error:
 """
 
 
+DETACHED_WRITER_DELAY_S = 8
+
+
 def detached_gradebook_writer(course: Path) -> str:
-    """A process that outlives the notebook and then raises every grade in the gradebook."""
+    """A process that outlives the notebook and then, ``DETACHED_WRITER_DELAY_S`` after it was
+    started, raises every grade in the gradebook."""
     script = (
-        "import sqlite3, time; time.sleep(8); "
+        f"import sqlite3, time; time.sleep({DETACHED_WRITER_DELAY_S}); "
         f"db = sqlite3.connect({str(course / 'gradebook.db')!r}); "
         "db.execute('UPDATE grade SET manual_score = 100'); db.commit(); "
         f"open({str(course / 'PWNED-detached')!r}, 'w').write('x')"
