@@ -41,6 +41,7 @@ WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 LAB_SETTINGS = {
     "@jupyterlab/apputils-extension/notification": {"fetchNews": "false", "checkForUpdates": False},
     "@jupyterlab/notebook-extension/tracker": {"windowingMode": "none"},
+    "@jupyterlab/apputils-extension/themes": {"theme": "JupyterLab Light"},
 }
 
 
@@ -67,7 +68,7 @@ def wait_until_up(lab: Lab, process: subprocess.Popen, log: Path) -> None:
 
 
 @contextmanager
-def running_lab(base: Path, theme: str = "JupyterLab Light", student: bool = False) -> Iterator[Lab]:
+def running_lab(base: Path, student: bool = False) -> Iterator[Lab]:
     """A JupyterLab server with its own settings, serving an empty scratch folder.
 
     ``student``: nbgrader's instructor tools switched off as ``scripts/install-student.sh`` does
@@ -75,8 +76,7 @@ def running_lab(base: Path, theme: str = "JupyterLab Light", student: bool = Fal
     """
     root = base / "work"
     root.mkdir()
-    settings = LAB_SETTINGS | {"@jupyterlab/apputils-extension/themes": {"theme": theme}}
-    for plugin, values in settings.items():
+    for plugin, values in LAB_SETTINGS.items():
         path = base / "settings" / f"{plugin}.jupyterlab-settings"
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(values), encoding="utf-8")
@@ -151,15 +151,6 @@ def student_lab(tmp_path_factory, chromium) -> Iterator[Lab]:
         yield server
 
 
-@pytest.fixture(scope="module")
-def dark_lab(tmp_path_factory, chromium) -> Iterator[Lab]:
-    """A student's JupyterLab in its dark theme."""
-    with running_lab(
-        tmp_path_factory.mktemp("jupyterlab-dark"), theme="JupyterLab Dark", student=True
-    ) as server:
-        yield server
-
-
 # True once the open notebook's kernel has started and is idle.
 KERNEL_IDLE_JS = """
 () => {
@@ -214,72 +205,72 @@ def notebook_run(chromium, lab: Lab, notebook: nbformat.NotebookNode, name: str,
         context.close()
 
 
-def test_moving_the_sequence_explorers_slider_updates_its_table(chromium, lab):
-    lesson = "01_sequence_problem"
-    watch = Watch()
-    student = nbformat.read(student_notebook(lesson), as_version=4)
-    with notebook_run(chromium, lab, student, f"{lesson}.ipynb", watch) as page:
-        explorer = page.locator(".jp-OutputArea-output", has=page.locator(".widget-slider")).first
-        explorer.scroll_into_view_if_needed()
-        table = explorer.locator(".widget-html-content table").first
-        before = table.text_content()
-        assert "n = 32" in before, before
+def switch_theme(page, theme: str) -> None:
+    """Switch the open JupyterLab to ``theme`` as its Settings menu does, and wait until it shows."""
+    page.evaluate("(theme) => window.jupyterapp.commands.execute('apputils:change-theme', {theme})", theme)
+    light = "false" if "Dark" in theme else "true"
+    page.wait_for_function(
+        "(light) => document.body.dataset.jpThemeLight === light", arg=light, timeout=30_000
+    )
 
-        explorer.locator(".noUi-handle").first.focus()
-        for _ in range(3):
-            page.keyboard.press("ArrowRight")
-        # Each key press is a kernel round trip; wait until the table and the plot show the
-        # slider's value. The HTML widgets replace their content: look it up afresh each time.
-        page.wait_for_function(
-            """(output) => {
-              const value = output.querySelector('.widget-readout').textContent.trim();
-              const table = output.querySelector('.widget-html-content table');
-              const plot = output.querySelector('.widget-html-content img');
-              return value !== '32' && table.textContent.includes('n = ' + value)
-                && plot.alt.includes('n = ' + value + ' ');
-            }""",
-            arg=explorer.element_handle(),
-            timeout=30_000,
-        )
-        after = table.text_content()
-        plot_alt = explorer.locator(".widget-html-content img").first.get_attribute("alt")
-        page.screenshot(path=screenshot_path(f"jupyterlab-{lesson}"))
+
+def check_the_sequence_explorers_slider_updates_its_table(page, watch: Watch) -> None:
+    """Lesson 1's explorer: three steps right on its slider redraw its table and its plot."""
+    explorer = page.locator(".jp-OutputArea-output", has=page.locator(".widget-slider")).first
+    explorer.scroll_into_view_if_needed()
+    table = explorer.locator(".widget-html-content table").first
+    before = table.text_content()
+    assert "n = 32" in before, before
+
+    explorer.locator(".noUi-handle").first.focus()
+    for _ in range(3):
+        page.keyboard.press("ArrowRight")
+    # Each key press is a kernel round trip; wait until the table and the plot show the
+    # slider's value. The HTML widgets replace their content: look it up afresh each time.
+    page.wait_for_function(
+        """(output) => {
+          const value = output.querySelector('.widget-readout').textContent.trim();
+          const table = output.querySelector('.widget-html-content table');
+          const plot = output.querySelector('.widget-html-content img');
+          return value !== '32' && table.textContent.includes('n = ' + value)
+            && plot.alt.includes('n = ' + value + ' ');
+        }""",
+        arg=explorer.element_handle(),
+        timeout=30_000,
+    )
+    after = table.text_content()
+    plot_alt = explorer.locator(".widget-html-content img").first.get_attribute("alt")
+    page.screenshot(path=screenshot_path("jupyterlab-01_sequence_problem"))
     assert after != before, "moving the slider did not change the table"
     assert "n = 35" in after, f"three steps right of n = 32 should show n = 35: {after}"
     assert "n = 35 " in plot_alt, f"the plot should mark n = 35: {plot_alt}"
-    assert watch.blocked == [], "JupyterLab or the notebook asked for the network"
     assert watch.console_errors == [], "JupyterLab's console shows errors"
 
 
-def test_picking_a_part_of_the_architecture_explorer_updates_it_in_both_themes(chromium, lab):
+def check_picking_a_part_of_the_architecture_explorer_updates_it_in_both_themes(page, watch: Watch) -> None:
     """Lesson 8's diagram: choosing a part redraws the highlight and the panel, in light and dark."""
-    lesson = "08_encoder_decoder"
-    watch = Watch()
-    student = nbformat.read(student_notebook(lesson), as_version=4)
-    with notebook_run(chromium, lab, student, f"{lesson}.ipynb", watch) as page:
-        explorer = page.locator(".jp-OutputArea-output", has=page.locator(".widget-dropdown")).first
-        explorer.scroll_into_view_if_needed()
-        details = explorer.locator(".widget-html-content").nth(1)
-        assert "DecoderLayer.forward" in details.text_content()
-        picture = explorer.locator(".widget-html-content img").first
-        before = picture.get_attribute("src")
-        assert picture.evaluate("(img) => img.naturalWidth") > 0, "the diagram did not load"
-        explorer.locator("select").select_option(label="Position-wise feed-forward network")
-        page.wait_for_function(
-            "(output) => output.textContent.includes('FeedForward.forward')",
-            arg=explorer.element_handle(),
-            timeout=30_000,
-        )
-        assert picture.get_attribute("src") != before, "the highlight did not move"
-        page.screenshot(path=screenshot_path(f"jupyterlab-{lesson}-explorer-light"))
-        page.evaluate(
-            "() => window.jupyterapp.commands.execute('apputils:change-theme', {theme: 'JupyterLab Dark'})"
-        )
-        page.wait_for_function("() => document.body.dataset.jpThemeLight === 'false'", timeout=30_000)
+    explorer = page.locator(".jp-OutputArea-output", has=page.locator(".widget-dropdown")).first
+    explorer.scroll_into_view_if_needed()
+    details = explorer.locator(".widget-html-content").nth(1)
+    assert "DecoderLayer.forward" in details.text_content()
+    picture = explorer.locator(".widget-html-content img").first
+    before = picture.get_attribute("src")
+    assert picture.evaluate("(img) => img.naturalWidth") > 0, "the diagram did not load"
+    explorer.locator("select").select_option(label="Position-wise feed-forward network")
+    page.wait_for_function(
+        "(output) => output.textContent.includes('FeedForward.forward')",
+        arg=explorer.element_handle(),
+        timeout=30_000,
+    )
+    assert picture.get_attribute("src") != before, "the highlight did not move"
+    page.screenshot(path=screenshot_path("jupyterlab-08_encoder_decoder-explorer-light"))
+    switch_theme(page, "JupyterLab Dark")
+    try:
         explorer.scroll_into_view_if_needed()
         assert picture.evaluate("(img) => img.naturalWidth") > 0
-        page.screenshot(path=screenshot_path(f"jupyterlab-{lesson}-explorer-dark"))
-    assert watch.blocked == [], "JupyterLab or the notebook asked for the network"
+        page.screenshot(path=screenshot_path("jupyterlab-08_encoder_decoder-explorer-dark"))
+    finally:
+        switch_theme(page, "JupyterLab Light")  # the theme is a saved setting: later runs start light
     assert watch.console_errors == [], "JupyterLab's console shows errors"
 
 
@@ -316,11 +307,18 @@ WIDGET_OUTPUTS_JS = """
 """
 
 
+# What a student then does with a lesson's widgets, checked on the page of the lesson's solved run
+# (a run of its own would execute every cell of the lesson once more).
+SOLVED_RUN_CHECKS = {
+    "08_encoder_decoder": check_picking_a_part_of_the_architecture_explorer_updates_it_in_both_themes,
+}
+
+
 @pytest.mark.parametrize("lesson", lessons_with_widgets())
 def test_every_widget_of_a_solved_lesson_renders_in_jupyterlab(chromium, lab, lesson):
     """With the answers filled in, run-all runs every cell without an error or a line on stderr
     (this is the suite's run of each lesson's solution) and reaches every widget; each must render
-    cleanly."""
+    cleanly. Then the lesson's ``SOLVED_RUN_CHECKS`` use its widgets."""
     solved = make_submission(lesson, solution_answers(lesson))
     # Count from the solution run: the student notebook saves no output for a widget that needs
     # the student's functions (lesson 7's word-order explorer), which the solved run does show.
@@ -346,14 +344,16 @@ def test_every_widget_of_a_solved_lesson_renders_in_jupyterlab(chromium, lab, le
         prompts = page.locator(".jp-InputArea-prompt").all_text_contents()
         page_text = page.locator("body").inner_text()
         page.screenshot(path=screenshot_path(f"jupyterlab-{lesson}-solved"))
-    assert error_texts == [], f"{lesson}: cells wrote to stderr or raised"
-    assert len(outputs) == expected, (
-        f"{lesson}: {len(outputs)} widget outputs, the solution run had {expected}; prompts: {prompts}"
-    )
-    assert all(o["rendered"] and not o["error"] for o in outputs), f"{lesson}: widgets failed: {outputs}"
-    for question in load_questions(lesson):
-        for option in question.options:
-            assert option.why not in page_text, f"{lesson}: an explanation is in the page before any check"
+        assert error_texts == [], f"{lesson}: cells wrote to stderr or raised"
+        assert len(outputs) == expected, (
+            f"{lesson}: {len(outputs)} widget outputs, the solution run had {expected}; prompts: {prompts}"
+        )
+        assert all(o["rendered"] and not o["error"] for o in outputs), f"{lesson}: widgets failed: {outputs}"
+        for question in load_questions(lesson):
+            for option in question.options:
+                assert option.why not in page_text, f"{lesson}: an explanation shows before any check"
+        if lesson in SOLVED_RUN_CHECKS:
+            SOLVED_RUN_CHECKS[lesson](page, watch)
     assert watch.blocked == [], f"{lesson}: JupyterLab or the notebook asked for the network"
     assert watch.console_errors == [], f"{lesson}: JupyterLab's console shows errors"
 
@@ -387,44 +387,6 @@ def test_the_fresh_runs_cover_each_kind_of_exercise():
     assert any("def " in answer for answer in solution_answers(functions).values())
     fresh, solved = student_notebook(widget_needs_functions), solution_notebook(widget_needs_functions)
     assert _widget_outputs(fresh) < _widget_outputs(solved), "no widget of lesson 7 waits for the student"
-
-
-@pytest.mark.parametrize("lesson", FRESH_RUN_LESSONS)
-def test_run_all_on_a_fresh_student_notebook_runs_everything_but_exercises_and_shows_the_quiz(
-    chromium, student_lab, lesson
-):
-    """The student's first Run All: every explanation, example and widget runs, unwritten
-    exercises say so in a line, and the quiz at the end renders, with its answers nowhere in
-    the page."""
-    watch = Watch()
-    student = nbformat.read(student_notebook(lesson), as_version=4)
-    with notebook_run(chromium, student_lab, student, f"{lesson}.ipynb", watch) as page:
-        cells = page.evaluate(CELLS_JS)
-        quiz = page.locator(".jp-OutputArea-output .widget-radio-box")
-        page.wait_for_function(
-            "(n) => document.querySelectorAll('.jp-OutputArea-output .widget-radio-box').length >= n",
-            arg=len(load_questions(lesson)),
-            timeout=30_000,
-        )
-        quiz.last.scroll_into_view_if_needed()
-        page.screenshot(path=screenshot_path(f"jupyterlab-{lesson}-run-all"))
-        page_text = page.locator("body").inner_text()
-        questions = quiz.count()
-    assert all(c["ran"] for c in cells), (
-        f"{lesson}: Run All stopped before {next(c for c in cells if not c['ran'])}"
-    )
-    failed = [c["source"][:80] for c in cells if c["errors"]]
-    assert failed == [], f"{lesson}: cells raised although every error is an exercise still to do"
-    to_do = [line for c in cells for line in c["printed"].splitlines() if "still to do" in line]
-    assert to_do, f"{lesson}: a fresh notebook should have exercises still to do"
-    assert all(line.startswith("Exercise still to do: ") for line in to_do), to_do
-    assert questions == len(load_questions(lesson)), f"{lesson}: the quiz did not render every question"
-    quiz_cell = cells[-1]["source"]
-    assert quiz_cell.endswith(f'lesson_quiz("{lesson}")'), quiz_cell
-    for question in load_questions(lesson):
-        for option in question.options:
-            assert option.why not in page_text, f"{lesson}: an explanation is in the page before any check"
-    assert watch.blocked == [], f"{lesson}: JupyterLab or the notebook asked for the network"
 
 
 def relative_luminance(rgb: str) -> float:
@@ -469,11 +431,11 @@ async ([index, previous]) => {
 """
 
 
-def test_quiz_verdicts_and_plots_are_readable_in_the_dark_theme(chromium, dark_lab):
+def check_quiz_verdicts_and_plots_are_readable_in_the_dark_theme(page, watch: Watch) -> None:
+    """Lesson 3's quiz answered right, then wrong, and its plots, in JupyterLab's dark theme."""
     lesson = "03_attention"
-    watch = Watch()
-    student = nbformat.read(student_notebook(lesson), as_version=4)
-    with notebook_run(chromium, dark_lab, student, f"{lesson}.ipynb", watch) as page:
+    switch_theme(page, "JupyterLab Dark")
+    try:
         page.locator(".jp-OutputArea-output .widget-radio-box").first.scroll_into_view_if_needed()
         right = answer_positions(load_questions(lesson), seed=lesson)[0]
         wrong = (right + 1) % len(load_questions(lesson)[0].options)
@@ -486,6 +448,8 @@ def test_quiz_verdicts_and_plots_are_readable_in_the_dark_theme(chromium, dark_l
         figure.scroll_into_view_if_needed()
         figure_pixels = imread(io.BytesIO(figure.screenshot()), format="png")[..., :3]
         page.screenshot(path=screenshot_path(f"jupyterlab-{lesson}-dark-quiz"))
+    finally:
+        switch_theme(page, "JupyterLab Light")  # the theme is a saved setting: later runs start light
     assert relative_luminance(verdicts[0]["page"]) < 0.05, f"the dark theme is not on: {verdicts[0]['page']}"
     assert [v["text"] for v in verdicts] == ["Correct.", "Not quite."], verdicts
     for verdict in verdicts:
@@ -496,6 +460,54 @@ def test_quiz_verdicts_and_plots_are_readable_in_the_dark_theme(chromium, dark_l
     brightness = figure_pixels.mean(axis=-1)
     assert brightness.mean() < 0.35, f"the plot is a bright block in the dark theme: {brightness.mean():.2f}"
     assert (brightness > 0.6).mean() > 0.002, "nothing light on the dark plot: its lines and labels vanished"
+
+
+# What a student then does with a fresh lesson's widgets, checked on the page of its fresh run (a
+# run of its own would execute every cell of the lesson once more).
+FRESH_RUN_CHECKS = {
+    "01_sequence_problem": check_the_sequence_explorers_slider_updates_its_table,
+    "03_attention": check_quiz_verdicts_and_plots_are_readable_in_the_dark_theme,
+}
+
+
+@pytest.mark.parametrize("lesson", FRESH_RUN_LESSONS)
+def test_run_all_on_a_fresh_student_notebook_runs_everything_but_exercises_and_shows_the_quiz(
+    chromium, student_lab, lesson
+):
+    """The student's first Run All: every explanation, example and widget runs, unwritten
+    exercises say so in a line, and the quiz at the end renders, with its answers nowhere in
+    the page. Then the lesson's ``FRESH_RUN_CHECKS`` use its widgets."""
+    watch = Watch()
+    student = nbformat.read(student_notebook(lesson), as_version=4)
+    with notebook_run(chromium, student_lab, student, f"{lesson}.ipynb", watch) as page:
+        cells = page.evaluate(CELLS_JS)
+        quiz = page.locator(".jp-OutputArea-output .widget-radio-box")
+        page.wait_for_function(
+            "(n) => document.querySelectorAll('.jp-OutputArea-output .widget-radio-box').length >= n",
+            arg=len(load_questions(lesson)),
+            timeout=30_000,
+        )
+        quiz.last.scroll_into_view_if_needed()
+        page.screenshot(path=screenshot_path(f"jupyterlab-{lesson}-run-all"))
+        page_text = page.locator("body").inner_text()
+        questions = quiz.count()
+        assert all(c["ran"] for c in cells), (
+            f"{lesson}: Run All stopped before {next(c for c in cells if not c['ran'])}"
+        )
+        failed = [c["source"][:80] for c in cells if c["errors"]]
+        assert failed == [], f"{lesson}: cells raised although every error is an exercise still to do"
+        to_do = [line for c in cells for line in c["printed"].splitlines() if "still to do" in line]
+        assert to_do, f"{lesson}: a fresh notebook should have exercises still to do"
+        assert all(line.startswith("Exercise still to do: ") for line in to_do), to_do
+        assert questions == len(load_questions(lesson)), f"{lesson}: the quiz did not render every question"
+        quiz_cell = cells[-1]["source"]
+        assert quiz_cell.endswith(f'lesson_quiz("{lesson}")'), quiz_cell
+        for question in load_questions(lesson):
+            for option in question.options:
+                assert option.why not in page_text, f"{lesson}: an explanation shows before any check"
+        if lesson in FRESH_RUN_CHECKS:
+            FRESH_RUN_CHECKS[lesson](page, watch)
+    assert watch.blocked == [], f"{lesson}: JupyterLab or the notebook asked for the network"
 
 
 # The open notebook's toolbar buttons and menus, and the right sidebar's tab titles.
