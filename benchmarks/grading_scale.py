@@ -11,10 +11,13 @@ answers, a quarter blank, a quarter with one answer left as the stub) with exact
 ``course_build.instructor.grade_batch.grade_lesson`` (bubblewrap sandbox and trusted checker on)
 and the grade sheet (``course_build.report.write_grade_sheet``). The table has the wall and CPU
 seconds of each phase, submissions per minute (over the whole run, generate_assignment included)
-and CPU seconds per submission at each number of workers, and the speed-up of each over 1 worker.
+and CPU seconds per submission at each number of workers (in all, and for each phase), and the
+speed-up of each over 1 worker.
 CPU time counts every process the benchmark starts (kernels in their sandboxes, checkers,
 nbgrader), and is split by process (the student's kernel, the trusted checker and its zygote,
-nbgrader, bubblewrap) where the benchmark has a cgroup of its own. The sandbox's own cost is
+nbgrader, bubblewrap) where the benchmark has a cgroup of its own. Before grading, the meter is
+checked: a sandboxed process that burns a known amount of CPU (its own count) must show up in the
+meter's figure, so a run whose meter misses sandboxed kernels says so. The sandbox's own cost is
 measured apart: the time from starting a kernel to its first reply, inside the sandbox and
 without it (median of several starts), and, with ``--compare-unsandboxed``, the same class graded
 without the sandbox.
@@ -45,7 +48,11 @@ from grading_harness import (  # noqa: E402
 )
 
 from course_build.instructor.grade_batch import grade_lesson  # noqa: E402
-from course_build.nbgrader_plugins.sandbox import SandboxedKernelManager  # noqa: E402
+from course_build.nbgrader_plugins.sandbox import (  # noqa: E402
+    SandboxedKernelManager,
+    readable_paths,
+    run_sandboxed,
+)
 from course_build.paths import lesson_names, nbgrader_source_notebook  # noqa: E402
 from course_build.report import write_grade_sheet  # noqa: E402
 
@@ -143,6 +150,32 @@ def kernel_start_seconds(manager_class: type, repeats: int) -> list[float]:
     with tempfile.TemporaryDirectory(prefix="kernel-start-") as tmp:
         (Path(tmp) / "notebook.ipynb").write_text("{}")
         return [asyncio.run(_start_and_reply(manager_class, Path(tmp))) for _ in range(repeats)]
+
+
+BURN_CODE = (
+    "import time\n"
+    "started = time.process_time()\n"
+    "while time.process_time() - started < {seconds}:\n"
+    "    pass\n"
+    "print(time.process_time())\n"
+)
+
+
+def sandboxed_cpu_check(meter: "CpuMeter", seconds: float = 1.0) -> tuple[float, float]:
+    """CPU seconds a sandboxed process says it used, and what ``meter`` saw meanwhile.
+
+    The process runs in the grading sandbox (bubblewrap, its pid namespace, an unprivileged uid
+    when root, the sandbox's own memory cgroup), as a grading kernel does; a meter that counts
+    sandboxed kernels sees at least its own count (plus the sandbox's start-up), one that does not
+    (``getrusage``: the sandbox's processes are never its children's children it waits for) sees
+    almost nothing.
+    """
+    before = meter.seconds()
+    result = run_sandboxed([sys.executable, "-c", BURN_CODE.format(seconds=seconds)], readable_paths([]))
+    seen = meter.seconds() - before
+    if result.returncode != 0:
+        raise RuntimeError(f"the sandboxed CPU check failed: {(result.stderr or result.stdout)[-300:]}")
+    return float(result.stdout.split()[-1]), seen
 
 
 # Which process a command line belongs to, first match wins; anything else is "other".
@@ -274,14 +307,14 @@ def print_table(lesson: str, n: int, label: str, runs: dict[int, dict]) -> None:
     jobs = sorted(runs)
 
     def row(name: str, cells: list[str]) -> None:
-        print(f"  {name:<30}" + "  ".join(f"{cell:>17}" for cell in cells))
+        print(f"  {name:<30}" + "  ".join(f"{cell:>24}" for cell in cells))
 
     def seconds(wall: float, cpu: float) -> str:
-        return f"{wall:8.1f} {cpu:8.1f}"
+        return f"{wall:8.1f} {cpu:8.1f} {cpu / n:6.2f}"
 
     print(f"\n{lesson}: {n} submissions, {label}, {os.cpu_count()} CPU(s)")
     row("", [f"{j} worker(s)" for j in jobs])
-    row("seconds", [f"{'wall':>8} {'CPU':>8}" for _ in jobs])
+    row("seconds", [f"{'wall':>8} {'CPU':>8} {'CPU/n':>6}" for _ in jobs])
     for phase in dict.fromkeys(p for j in jobs for p in runs[j]["phases"]):
         timings = [runs[j]["phases"] for j in jobs]
         row(phase, [seconds(t.get(phase, 0.0), t.cpu.get(phase, 0.0)) for t in timings])
@@ -318,6 +351,12 @@ def main() -> int:
 
     with CpuMeter() as meter:
         print(f"CPU time measured with {meter.source}")
+        own, seen = sandboxed_cpu_check(meter)
+        print(
+            f"  check: a sandboxed process that used {own:.2f} s of CPU (its own count), read as {seen:.2f} s"
+        )
+        if seen < 0.9 * own:
+            print("  the meter misses sandboxed kernels here: every CPU figure below is too low")
         if args.starts:
             print("kernel start to first reply (median of", args.starts, "starts):")
         for label, manager_class in (

@@ -201,3 +201,46 @@ def test_a_forked_checker_counts_parameters_on_the_meta_device_without_importing
     assert isinstance(checker, zygote.ForkedChecker)
     assert _printed(checker, count) == "True []\n"
     checker.close()
+
+
+def test_the_zygote_imports_what_the_lessons_tests_import_and_pytorch_only_where_they_use_it():
+    def tests_of(lesson: str) -> list[str]:
+        source = nbformat.read(nbgrader_source_notebook(lesson), as_version=4)
+        return [cell.source for cell in source.cells if is_test_cell(cell)]
+
+    with_torch = zygote.modules_to_preload(tests_of(LESSON))
+    assert set(zygote.PRELOADED) <= set(with_torch)
+    assert with_torch[: len(zygote.ALWAYS_PRELOADED)] == zygote.ALWAYS_PRELOADED
+    lesson_8 = zygote.modules_to_preload(tests_of("08_encoder_decoder"))
+    assert {"transformer_course.adapters", "transformer_course.translation.tokenization"} <= set(lesson_8)
+    without = zygote.modules_to_preload(tests_of("10_decoder_only"))
+    assert without == zygote.ALWAYS_PRELOADED  # lesson 10's tests compare numpy arrays only
+    # the cells' own imports in order, then PyTorch's extras; a cell that does not parse adds nothing
+    assert zygote.modules_to_preload(["import torch.nn.functional as F", "def broken("]) == (
+        *zygote.ALWAYS_PRELOADED,
+        "torch.nn.functional",
+        "torch",
+        "torch._dynamo",
+        "transformer_course.translation.model",
+    )
+
+
+def test_a_checker_of_a_zygote_without_pytorch_imports_it_itself_with_the_same_results(own_zygote):
+    """A zygote started for tests that do not use PyTorch has not imported it; a test that does
+    import it still gets exactly a started checker's results, only slower."""
+    first = zygote.start_checker(zygote.ALWAYS_PRELOADED)
+    assert (
+        _printed(first, "import sys\nprint('torch' in sys.modules, 'numpy' in sys.modules)") == "False True\n"
+    )
+    first.close()
+    forked = zygote.start_checker(zygote.ALWAYS_PRELOADED)
+    assert isinstance(forked, zygote.ForkedChecker)
+    namespace, names, tests = _lesson_namespace(nbgrader_source_notebook(LESSON))
+    started = CheckerProcess()
+    try:
+        for code in tests:
+            used = names & names_used(code)
+            assert _run(forked, code, namespace, used) == _run(started, code, namespace, used)
+    finally:
+        started.close()
+        forked.close()

@@ -4,7 +4,8 @@ A checker started from nothing for every notebook (``checker.CheckerProcess``) p
 and, in the first test cell with a PyTorch oracle, ``import torch`` (about 2 s of CPU) again and
 again. Here each nbgrader process starts, on its first notebook, one *zygote*: a process started
 exactly as a checker is (``python -I``, a clean environment, an empty temporary directory, one math
-thread) that imports numpy, torch and the test helpers once, then waits. For each notebook it forks
+thread) that imports what the lesson's test cells use (numpy, the test helpers, PyTorch where they
+use it) once, then waits. For each notebook it forks
 a child that is exactly today's checker, only pre-imported: a fresh process with its own empty
 directory and stderr log, serving the frame protocol of ``checker.main`` on a socket of its own. No
 state crosses from one student's notebook to the next, because every child starts from the
@@ -23,8 +24,10 @@ falls back to a checker started from nothing for the rest of the process: the zy
 grading slower, never fail a student.
 """
 
+import ast
 import atexit
 import contextlib
+import functools
 import importlib
 import json
 import os
@@ -36,6 +39,7 @@ import subprocess
 import sys
 import tempfile
 import traceback
+from collections.abc import Iterable
 from typing import BinaryIO, NoReturn
 
 import numpy as np
@@ -43,19 +47,16 @@ import numpy as np
 from course_build.checking import checker
 from course_build.checking.checker import CheckerProcess, checker_environment
 
-# What the lessons' test cells import (numpy, torch and its functional API, the strict helpers,
-# the model for the PyTorch oracles), imported once in the zygote instead of once per notebook.
-# ``torch._dynamo`` (and sympy under it) is what PyTorch imports on the first module built on the
-# meta device: lesson 8's parameter counts (``count_parameters``) paid about 2 s of CPU for it in
-# every notebook.
-PRELOADED = (
-    "numpy",
-    "torch",
-    "torch.nn.functional",
-    "torch._dynamo",
-    "transformer_course.checks",
-    "transformer_course.translation.model",
-)
+# What the zygote imports before it forks, so that each checker has it already: numpy (the zygote
+# reseeds it in each child) and the strict helpers every test compares with, then what the
+# lesson's test cells import (``modules_to_preload``). A lesson whose tests use PyTorch also gets
+# its functional API, the model for the PyTorch oracles and ``torch._dynamo`` (and sympy under it),
+# which PyTorch imports on the first module built on the meta device: lesson 8's parameter counts
+# (``count_parameters``) paid about 2 s of CPU for it in every notebook. A lesson whose tests do not
+# use PyTorch (lessons 1 and 10) does not pay its import (1.9 s of CPU per grading process).
+ALWAYS_PRELOADED = ("numpy", "transformer_course.checks")
+WITH_TORCH = ("torch", "torch.nn.functional", "torch._dynamo", "transformer_course.translation.model")
+PRELOADED = (*ALWAYS_PRELOADED, *WITH_TORCH)  # what a zygote imports when not told the lesson's tests
 START_TIMEOUT_S = 120.0  # the first answer waits for the imports, slow on a loaded machine
 FORK_TIMEOUT_S = 30.0
 EXIT_TIMEOUT_S = 5.0
@@ -73,15 +74,15 @@ class ZygoteGone(RuntimeError):
 class Zygote:
     """The nbgrader process's handle on its zygote: starts it, asks it for checkers, ends it."""
 
-    def __init__(self) -> None:
-        self.owner = os.getpid()
+    def __init__(self, preload: tuple[str, ...] = PRELOADED) -> None:
+        self.owner, self.preload = os.getpid(), preload
         self._answered = False
         self._directory = tempfile.TemporaryDirectory(prefix="course-checker-zygote-")
         self._log = open(os.path.join(self._directory.name, "stderr.txt"), "w+b")  # noqa: SIM115
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         try:
             self.process = subprocess.Popen(
-                [sys.executable, "-I", "-m", "course_build.checking.zygote", str(theirs.fileno())],
+                [sys.executable, "-I", "-m", "course_build.checking.zygote", str(theirs.fileno()), *preload],
                 pass_fds=[theirs.fileno()],
                 stdin=subprocess.DEVNULL,
                 stdout=self._log,
@@ -216,14 +217,44 @@ _zygote: Zygote | None = None
 _zygote_failed = False
 
 
-def start_checker() -> CheckerProcess:
-    """A checker for one notebook: forked from this process's zygote (started on first use), or,
-    where the zygote cannot give one, started from nothing as before."""
+def modules_to_preload(test_cells: Iterable[str]) -> tuple[str, ...]:
+    """What a zygote for these test cells (their code) imports: ``ALWAYS_PRELOADED``, every module
+    the cells import (read from their code, never run), and ``WITH_TORCH`` where that includes
+    PyTorch. A cell that does not parse adds nothing (its checker reports the error)."""
+    modules = dict.fromkeys(ALWAYS_PRELOADED)
+    for code in test_cells:
+        modules.update(dict.fromkeys(_imported_modules(code)))
+    if any(name == "torch" or name.startswith("torch.") for name in modules):
+        modules.update(dict.fromkeys(WITH_TORCH))
+    return tuple(modules)
+
+
+@functools.cache
+def _imported_modules(code: str) -> tuple[str, ...]:
+    try:
+        tree = ast.parse(code)
+    except SyntaxError:
+        return ()
+    found: list[str] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found += [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            found.append(node.module)
+    return tuple(found)
+
+
+def start_checker(preload: tuple[str, ...] = PRELOADED) -> CheckerProcess:
+    """A checker for one notebook: forked from this process's zygote (started on first use, with
+    ``preload`` imported), or, where the zygote cannot give one, started from nothing as before.
+
+    A process grades one lesson, so its zygote keeps the first ``preload`` it was given: a test
+    that needs a module it lacks imports it in its own checker (slower, never different)."""
     global _zygote_failed
     if _zygote_failed:
         return CheckerProcess()
     try:
-        return ForkedChecker(_own_zygote())
+        return ForkedChecker(_own_zygote(preload))
     except (ZygoteGone, OSError) as gone:
         print(f"course_build: checkers start one per notebook from now on: {gone}", file=sys.stderr)
         _zygote_failed = True
@@ -231,13 +262,13 @@ def start_checker() -> CheckerProcess:
         return CheckerProcess()
 
 
-def _own_zygote() -> Zygote:
+def _own_zygote(preload: tuple[str, ...]) -> Zygote:
     """This process's zygote, started on first use (a forked copy of a process starts its own)."""
     global _zygote
     if _zygote is None or _zygote.owner != os.getpid():
         if _zygote is None:
             atexit.register(close_zygote)
-        _zygote = Zygote()
+        _zygote = Zygote(preload)
     return _zygote
 
 
@@ -345,8 +376,11 @@ def serve(control: socket.socket) -> int:
 
 def main(argv: list[str]) -> NoReturn:
     control = socket.socket(fileno=int(argv[1]))
-    for name in PRELOADED:
-        importlib.import_module(name)
+    for name in argv[2:]:
+        try:
+            importlib.import_module(name)
+        except Exception:  # noqa: BLE001 - a test that imports it gets the error in its own checker
+            traceback.print_exc()
     code = serve(control)
     sys.stdout.flush()
     sys.stderr.flush()

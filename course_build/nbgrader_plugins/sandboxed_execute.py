@@ -47,7 +47,7 @@ from traitlets import Bool, Float, Integer
 from course_build.cell_roles import grade_id, is_test_cell
 from course_build.checking import wire
 from course_build.checking.checker import CheckerGone, CheckerProcess, names_used
-from course_build.checking.zygote import start_checker
+from course_build.checking.zygote import modules_to_preload, start_checker
 from course_build.grader_notes import UNPROTECTED_NOTE
 from course_build.nbgrader_plugins.grading_plan import cells_to_skip
 from course_build.nbgrader_plugins.kernel_session import KernelSession
@@ -132,7 +132,9 @@ class SandboxedExecute(Execute):
         # every cell the kernel runs (replays included) stops when the notebook's time is up
         self.timeout_func = lambda cell: self._notebook_budget.whole_seconds(self.timeout or None)
         # started now, so that it loads while the kernel starts; restarted if it ever fails
-        self._checker: CheckerProcess | None = start_checker() if any(map(is_test_cell, nb.cells)) else None
+        self._preload = modules_to_preload(c.source for c in source.cells if is_test_cell(c))
+        has_tests = any(map(is_test_cell, nb.cells))
+        self._checker: CheckerProcess | None = start_checker(self._preload) if has_tests else None
         self._restarts, self._given_up, self._lost = 0, "", set()
         self._stderr_cells: list[str] = []
         self._output_left, self._output_cut = self.max_output_bytes, False
@@ -209,7 +211,7 @@ class SandboxedExecute(Execute):
         budget = TimeBudget("this test cell", self.test_cell_budget, within=self._notebook_budget)
         try:
             if self._checker is None:
-                self._checker = start_checker()
+                self._checker = start_checker(self._preload)
             names = sorted(self._names & names_used(cell.source))
             self._checker.send({"op": "run", "code": cell.source, "names": names})
             run_sync(self._judge)(judged, index, budget)
