@@ -3,7 +3,7 @@
 ``scripts/test.sh`` gives each worker whole files (``--dist loadfile``), so a file's module and
 session fixtures (one nbgrader batch per lesson) are built once, and it keeps the order collected
 (``--no-loadscope-reorder``). xdist's own order, by number of tests, hands out late the files
-with few tests and minutes of work (the JupyterLab tests: 19 tests, about 600 s; lesson 9's
+with few tests and minutes of work (the JupyterLab tests: 16 tests, about 600 s; lesson 9's
 training test: one test, about 230 s), and a worker that starts one of them last runs alone while
 the others wait: the longest-first order below ends the workers closer together (a replay of
 the CI's per-file times: 1,728 s against 1,590 s on four workers).

@@ -2,30 +2,37 @@
 saved through the export step, trains as well as the course's model at the same steps and seed.
 
 One run of each, kept small for the suite's time budget: the quick preset's model and data,
-STEPS = 250 steps, dropout off, one thread. The student path's run has one wrong piece, the loss
+STEPS = 250 steps, dropout off, float64, one thread. The student path's run has one wrong piece, the loss
 (it averages over the padding too): the cell must name it and only report it. The loss does not
 change training (PyTorch computes the gradient either way), so the BLEU comparison still measures
 the student's classes, ``learning_rate`` and ``beam_step`` against the course's model, scheduler
 and ``beam_search`` (beam 4 on the first 50 test sentences).
 
-Why dropout is off: with the reference pieces both models start from the same weights (checked
-exactly in ``tests/test_your_translator.py``), and in training they differ only by how dropout
-draws its masks (``nn.Dropout`` in the student's classes, ``torch.rand`` in the course's) and by
-float rounding. With dropout on, that is a different random stream, i.e. seed noise: measured on
-this 2-core machine (torch 2.13, one thread), student path 72.5 BLEU against the course's 74.3,
-a gap of 1.8 on one seed, too close to the bound to tell a broken assembly from noise. With dropout
-off only rounding remains: 68.7 against 68.8 (final losses 1.615 and 1.638), and BLEU near 70
-leaves a broken model no way to pass. Cost measured: about 230 s of CPU time in all (data 9 s,
-the student path with both evaluations 115 s, the course's run 109 s).
+Why dropout is off and why both models train in float64: with the reference pieces both models
+start from the same weights (checked exactly in ``tests/test_your_translator.py``) and compute the
+same function, so in training they differ only by float rounding, which Adam amplifies (a weight
+whose gradient is near zero moves by about the learning rate, its sign set by rounding). Dropout
+would add a different random stream on top (``nn.Dropout`` in the student's classes, ``torch.rand``
+in the course's). In float32 the rounding alone moved BLEU by several points on this 2-core
+machine (torch 2.13, one thread; 50 sentences at 250 steps: student path 73.5 against the course's
+67.3; on 200 sentences at 500 to 1,000 steps, gaps of 0.5 to 2.9), and an earlier machine gave
+68.7 against 68.8: at 250 steps BLEU is still climbing fast (0.4 at 100 steps, 56.8 at 200, 67.3
+at 250), so a small drift is several points. In float64 the drift starts about 10^5 times smaller:
+after 250 steps, 71.1 against 71.3 (final losses 1.625 and 1.603). A broken assembly (positions
+removed) reached 39.5 at 250 steps, so BLEU near 70 still leaves it no way to pass. Cost measured:
+about 110 s of CPU time per training path in float64 (about twice float32's), both evaluations
+included.
 """
 
 import pytest
 import torch
 
+from transformer_course.translation import your_translator
+from transformer_course.translation.model import Transformer
 from transformer_course.translation.settings import preset
 from transformer_course.translation.solution_export import export_solutions
 from transformer_course.translation.training import Trainer, prepare_data
-from transformer_course.translation.your_pieces import CLASSES, FUNCTIONS
+from transformer_course.translation.your_pieces import CLASSES, FUNCTIONS, assemble
 from transformer_course.translation.your_translator import beam_scores, train_your_translator
 
 pytestmark = pytest.mark.slow
@@ -42,8 +49,11 @@ def one_thread():
     torch.set_num_threads(threads)
 
 
-def test_the_reference_solutions_train_as_well_as_the_course_model(tmp_path, capsys, one_thread):
+def test_the_reference_solutions_train_as_well_as_the_course_model(tmp_path, capsys, one_thread, monkeypatch):
     from test_your_translator import _solution_cells
+
+    # the cell's own path, with the model it assembles in float64 (see the module's docstring)
+    monkeypatch.setattr(your_translator, "assemble", lambda pieces, config: assemble(pieces, config).double())
 
     path = tmp_path / "my_transformer.py"
     export_solutions(8, CLASSES, path, cells=_solution_cells("08_encoder_decoder"))
@@ -63,7 +73,10 @@ def test_the_reference_solutions_train_as_well_as_the_course_model(tmp_path, cap
     assert yours.loss_checks == []  # a loss that failed its check is not compared again
     assert yours.translator.state.step == STEPS
 
-    course = Trainer(settings, data.tokenizer, data.train)
+    assert next(yours.translator.model.parameters()).dtype == torch.float64
+    course = Trainer(
+        settings, data.tokenizer, data.train, model_factory=lambda config: Transformer(config).double()
+    )
     course.train(progress=False)
     pairs = data.corpus.test[:N_TEST]
     course_scores = beam_scores(course.model, data.tokenizer, pairs, None, "", progress=False)
