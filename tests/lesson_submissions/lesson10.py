@@ -733,7 +733,8 @@ CAUGHT_BY: dict[str, frozenset[str]] = {
     "greedy_last_tie": frozenset({"distribution_ties"}),
     "ranking_ties_reversed": frozenset({"distribution_ties"}),
     "top_k_keeps_ties": frozenset({"distribution_ties"}),
-    # Rounding can leave the total of all tokens a hair above 1, so top_p = 1 loses a token too.
+    # Rounding can put the total of all tokens a hair above 1 (1/9 added nine times), so top_p = 1
+    # loses a token too.
     "top_p_drops_crossing_token": frozenset(
         {"distribution_top_p", "distribution_top_p_edges", "distribution_combined", "sample_frequencies"}
     ),
