@@ -11,10 +11,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from test_your_translator import _solution_cells
+from test_your_translator import export_reference_solutions
 
 from transformer_course.shipped import shipped_checkpoint
-from transformer_course.translation.solution_export import export_solutions
 from transformer_course.translation.your_pieces import CLASSES, FUNCTIONS
 
 REPO = Path(__file__).resolve().parent.parent
@@ -32,9 +31,7 @@ def _run(which: str, out_dir: Path, *extra: str) -> dict:
 
 
 def test_both_paths_train_and_write_their_reports(tmp_path):
-    path = tmp_path / "my_transformer.py"
-    export_solutions(8, CLASSES, path, cells=_solution_cells("08_encoder_decoder"))
-    export_solutions(9, FUNCTIONS, path, cells=_solution_cells("09_translator"))
+    path = export_reference_solutions(tmp_path / "my_transformer.py")
     course = _run("course", tmp_path)
     yours = _run("yours", tmp_path, "--path", str(path))
     for report in (course, yours):

@@ -7,6 +7,8 @@ one line and the package's own code does its part (never a package piece with th
 interface: the package holds no graded answer).
 """
 
+from pathlib import Path
+
 import nbformat
 import numpy as np
 import pytest
@@ -45,17 +47,27 @@ def _solution_cells(lesson: str) -> list[str]:
     return [cell.source for cell in notebook.cells if is_code_answer(cell)]
 
 
+def reference_solutions() -> dict[int, list[str]]:
+    """Lessons 8 and 9's solution cells, by lesson."""
+    return {8: _solution_cells("08_encoder_decoder"), 9: _solution_cells("09_translator")}
+
+
+def export_reference_solutions(path: Path, solutions: dict[int, list[str]] | None = None) -> Path:
+    """``path`` written by lessons 8 and 9's export cells from the reference solutions."""
+    solutions = solutions or reference_solutions()
+    export_solutions(8, CLASSES, path, cells=solutions[8])
+    export_solutions(9, FUNCTIONS, path, cells=solutions[9])
+    return path
+
+
 @pytest.fixture(scope="module")
 def solutions() -> dict[int, list[str]]:
-    return {8: _solution_cells("08_encoder_decoder"), 9: _solution_cells("09_translator")}
+    return reference_solutions()
 
 
 @pytest.fixture
 def exported(tmp_path, solutions):
-    path = tmp_path / "my_transformer.py"
-    export_solutions(8, CLASSES, path, cells=solutions[8])
-    export_solutions(9, FUNCTIONS, path, cells=solutions[9])
-    return path
+    return export_reference_solutions(tmp_path / "my_transformer.py", solutions)
 
 
 def _replace(path, old: str, new: str) -> None:

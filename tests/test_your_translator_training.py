@@ -30,9 +30,8 @@ import torch
 from transformer_course.translation import your_translator
 from transformer_course.translation.model import Transformer
 from transformer_course.translation.settings import preset
-from transformer_course.translation.solution_export import export_solutions
 from transformer_course.translation.training import Trainer, prepare_data
-from transformer_course.translation.your_pieces import CLASSES, FUNCTIONS, assemble
+from transformer_course.translation.your_pieces import assemble
 from transformer_course.translation.your_translator import beam_scores, train_your_translator
 
 pytestmark = pytest.mark.slow
@@ -50,14 +49,12 @@ def one_thread():
 
 
 def test_the_reference_solutions_train_as_well_as_the_course_model(tmp_path, capsys, one_thread, monkeypatch):
-    from test_your_translator import _solution_cells
+    from test_your_translator import export_reference_solutions
 
     # the cell's own path, with the model it assembles in float64 (see the module's docstring)
     monkeypatch.setattr(your_translator, "assemble", lambda pieces, config: assemble(pieces, config).double())
 
-    path = tmp_path / "my_transformer.py"
-    export_solutions(8, CLASSES, path, cells=_solution_cells("08_encoder_decoder"))
-    export_solutions(9, FUNCTIONS, path, cells=_solution_cells("09_translator"))
+    path = export_reference_solutions(tmp_path / "my_transformer.py")
     text = path.read_text(encoding="utf-8")
     wrong = text.replace("per_position[keep].sum() / keep.sum()", "per_position.mean()")
     assert wrong != text

@@ -307,6 +307,13 @@ WIDGET_OUTPUTS_JS = """
 """
 
 
+def assert_no_quiz_explanation_shows(lesson: str, page_text: str) -> None:
+    """No option's explanation is in the page before the student checks an answer."""
+    for question in load_questions(lesson):
+        for option in question.options:
+            assert option.why not in page_text, f"{lesson}: an explanation shows before any check"
+
+
 # What a student then does with a lesson's widgets, checked on the page of the lesson's solved run
 # (a run of its own would execute every cell of the lesson once more).
 SOLVED_RUN_CHECKS = {
@@ -349,9 +356,7 @@ def test_every_widget_of_a_solved_lesson_renders_in_jupyterlab(chromium, lab, le
             f"{lesson}: {len(outputs)} widget outputs, the solution run had {expected}; prompts: {prompts}"
         )
         assert all(o["rendered"] and not o["error"] for o in outputs), f"{lesson}: widgets failed: {outputs}"
-        for question in load_questions(lesson):
-            for option in question.options:
-                assert option.why not in page_text, f"{lesson}: an explanation shows before any check"
+        assert_no_quiz_explanation_shows(lesson, page_text)
         if lesson in SOLVED_RUN_CHECKS:
             SOLVED_RUN_CHECKS[lesson](page, watch)
     assert watch.blocked == [], f"{lesson}: JupyterLab or the notebook asked for the network"
@@ -502,9 +507,7 @@ def test_run_all_on_a_fresh_student_notebook_runs_everything_but_exercises_and_s
         assert questions == len(load_questions(lesson)), f"{lesson}: the quiz did not render every question"
         quiz_cell = cells[-1]["source"]
         assert quiz_cell.endswith(f'lesson_quiz("{lesson}")'), quiz_cell
-        for question in load_questions(lesson):
-            for option in question.options:
-                assert option.why not in page_text, f"{lesson}: an explanation shows before any check"
+        assert_no_quiz_explanation_shows(lesson, page_text)
         if lesson in FRESH_RUN_CHECKS:
             FRESH_RUN_CHECKS[lesson](page, watch)
     assert watch.blocked == [], f"{lesson}: JupyterLab or the notebook asked for the network"
