@@ -71,6 +71,31 @@ def test_a_seed_runs_when_the_students_statements_draw_after_it():
     assert _skipped_sources(_lesson("np.random.seed(0)", answer=only_functions)) == ["np.random.seed(0)"]
 
 
+def test_a_seed_before_classes_of_a_librarys_bases_is_skipped():
+    """Defining ``class Layer(nn.Module)`` draws nothing: its methods run when a test calls them."""
+    answer = (
+        "from collections import UserList\n"
+        "class Rows(UserList):\n    def noisy(self):\n        return np.random.normal()\n"
+        "def double(x):\n    return np.multiply(2, x)"
+    )
+    assert _skipped_sources(_lesson("np.random.seed(0)", answer=answer)) == ["np.random.seed(0)"]
+
+
+@pytest.mark.parametrize(
+    "drawing",
+    [
+        "def double(x, noise=np.random.normal()):\n    return np.multiply(2, x) + 0 * noise",
+        "@np.vectorize\ndef double(x):\n    return 2 * x",
+        "class Noise:\n    level = np.random.normal()\ndef double(x):\n    return np.multiply(2, x)",
+        # the notebook's own base: its __init_subclass__ runs when the subclass is defined
+        "class Base:\n    def __init_subclass__(cls):\n        cls.w = np.random.normal()\n"
+        "class Child(Base):\n    pass\ndef double(x):\n    return np.multiply(2, x)",
+    ],
+)
+def test_a_seed_runs_before_definitions_that_draw_as_they_are_made(drawing):
+    assert _skipped_sources(_lesson("np.random.seed(0)", answer=drawing)) == []
+
+
 def test_a_demonstration_that_writes_files_or_defines_a_solution_name_runs():
     source = _lesson("open('f.txt', 'w').write('1')", "def double(x):\n    return x", "z = 1")
     assert _skipped_sources(source) == ["z = 1"]
@@ -162,6 +187,20 @@ def test_an_import_before_any_running_cell_made_it_still_runs():
     submitted = _lesson(FUNCTIONAL, answer=USES_F)
     submitted.append(_code(f"{FUNCTIONAL}  # mine"))  # a cell of the student's own, at the end
     assert cells_to_skip(source, submitted) == set()
+
+
+def test_an_import_before_the_students_own_is_skipped_when_every_reader_comes_after_it():
+    """Lesson 8: the first ``import torch`` is in a demonstration; the student's cell imports torch
+    again, and only it and later cells read it."""
+    demonstration = f"{FUNCTIONAL}\nprint(F.relu)"
+    source = _lesson(demonstration, answer=_answer_importing(FUNCTIONAL))
+    reader = "def triple(x):\n    return 3 * F.relu(x)  # a cell of the student's own"
+    submitted = _lesson(demonstration, answer=_answer_importing(FUNCTIONAL))
+    submitted.insert(3, _code(reader))  # after the answer's import
+    assert _skipped_sources(source, submitted) == [demonstration]
+    submitted = _lesson(demonstration, answer=_answer_importing(FUNCTIONAL))
+    submitted.insert(2, _code(reader))  # before it: F would be unbound when a test calls triple
+    assert demonstration not in _skipped_sources(source, submitted)
 
 
 def test_importing_a_submodule_is_not_importing_its_package():

@@ -20,15 +20,19 @@ cells are the student's and those kept so far, to a fixed point):
   which the checker can always read, and only where no running cell before it binds the name.
   An import that binds a name to what it holds already is no binding: every running cell that
   binds the name does so by that same import and nothing else (``import torch.nn.functional as
-  F`` in the student's cell and in the course's), and one of them runs before the cell;
+  F`` in the student's cell and in the course's), and one of them runs before the cell, or before
+  (or is) every running cell that reads the name, which no test reads from the notebook (lesson
+  8's first ``import torch`` sits in a demonstration; the student's cell imports torch again);
 * it changes nothing that a running cell reads: no object bound by another cell that a running
   cell reads (``rows.append(...)``, ``model.eval()``), no attribute or item of it (``np.x = ...``),
   no ``set_...``/``use_...``/save/write call on it (printing and thread settings excepted);
 * it makes no call that changes the process or its files by a bare name (``open``, the course's
   ``explain_exercise_errors``, warnings filters, ``chdir``, ``putenv``...);
 * it seeds no generator (``np.random.seed``, ``torch.manual_seed``) before a running cell whose
-  own statements use any name of the notebook (they may draw from it, directly or through a
-  helper). Function bodies are exempt: tests call functions with a generator of their own, and a
+  statements use any name of the notebook as they run (they may draw from it, directly or through
+  a helper): a ``def``'s decorators, defaults and annotations, a class's header and body, and
+  every other statement, or that subclasses a class no import made (its ``__init_subclass__``
+  runs). Function bodies are exempt: tests call functions with a generator of their own, and a
   test can never rely on the kernel's global generator, which any earlier cell may draw from;
 * the student's cells all parse and reach no name indirectly (``globals()``, ``eval``, ``exec``,
   ``get_ipython``, ``sys``, frames, ``__dict__``, ``from m import *``): otherwise nothing is skipped.
@@ -41,7 +45,7 @@ import ast
 import builtins
 import functools
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 from nbformat import NotebookNode
 
@@ -149,9 +153,10 @@ class _Cell:
         # a stateful function called by its bare name (``explain_exercise_errors()``, ``open(...)``)
         self.stateful = None in calls
         self.seeds = bool(_stateful_calls(tree, own_functions, SEEDING_CALL))
-        # the cell's own statements use the notebook's names (not only inside the functions it defines)
-        top_level = [s for s in tree.body if not isinstance(s, ast.FunctionDef | ast.AsyncFunctionDef)]
-        self.uses_names_now = bool(_statement_reads(top_level, frozenset()) - BUILTIN_NAMES)
+        # the notebook's names the cell's statements use as they run (not what the functions they
+        # define read when called), less the bases of plain subclasses, which ``base_classes`` holds
+        self.reads_now = _statement_reads(tree.body, frozenset(), _read_when_defined) - BUILTIN_NAMES
+        self.base_classes = _plain_base_roots(tree) - BUILTIN_NAMES
         for name, value in list(vars(self).items()):  # shared by every notebook (``_analysed``)
             if isinstance(value, set):
                 setattr(self, name, frozenset(value))
@@ -253,22 +258,30 @@ def _reads_from_elsewhere(tree: ast.Module) -> set[str]:
     return _statement_reads(tree.body, frozenset())
 
 
-def _statement_reads(statements: list[ast.stmt], bound: frozenset[str]) -> set[str]:
+def _statement_reads(
+    statements: list[ast.stmt],
+    bound: frozenset[str],
+    definition_reads: Callable[[ast.stmt], set[str]] | None = None,
+) -> set[str]:
     """What ``statements``, run in order, read that neither ``bound`` nor they themselves surely
-    bound first. A name bound only inside a branch or a loop's body is not sure to be bound."""
+    bound first. A name bound only inside a branch or a loop's body is not sure to be bound.
+    ``definition_reads`` says what a ``def`` or ``class`` statement reads: by default everything
+    its functions may read when called too."""
+    definition_reads = definition_reads or global_reads
     reads: set[str] = set()
     for statement in statements:
         if isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-            reads |= global_reads(statement)
+            reads |= definition_reads(statement)
         elif isinstance(statement, ast.For | ast.AsyncFor):
             reads |= global_reads(statement.iter) - bound
             target = {n.id for n in ast.walk(statement.target) if isinstance(n, ast.Name)}
-            reads |= _statement_reads(statement.body, bound | target)
-            reads |= _statement_reads(statement.orelse, bound)
+            reads |= _statement_reads(statement.body, bound | target, definition_reads)
+            reads |= _statement_reads(statement.orelse, bound, definition_reads)
             continue
         elif isinstance(statement, ast.If):
             reads |= global_reads(statement.test) - bound
-            reads |= _statement_reads(statement.body, bound) | _statement_reads(statement.orelse, bound)
+            reads |= _statement_reads(statement.body, bound, definition_reads)
+            reads |= _statement_reads(statement.orelse, bound, definition_reads)
             continue
         elif isinstance(statement, ast.With | ast.AsyncWith):
             reads |= set().union(*(global_reads(item.context_expr) for item in statement.items)) - bound
@@ -276,11 +289,57 @@ def _statement_reads(statements: list[ast.stmt], bound: frozenset[str]) -> set[s
             for item in statement.items:
                 if item.optional_vars is not None:
                     names |= {n.id for n in ast.walk(item.optional_vars) if isinstance(n, ast.Name)}
-            reads |= _statement_reads(statement.body, bound | names)
+            reads |= _statement_reads(statement.body, bound | names, definition_reads)
         else:
             reads |= global_reads(statement) - bound
         bound = bound | statement_bindings(statement)
     return reads
+
+
+def _read_when_defined(statement: ast.stmt) -> set[str]:
+    """What running a ``def`` or ``class`` statement reads, before anything calls what it defines:
+    a function's decorators, defaults and annotations; a class's decorators, keywords and bases
+    (those of a plain subclass excepted: ``_plain_base_roots``) and what its body runs."""
+    if isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef):
+        arguments = statement.args
+        parameters = [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]
+        parameters += [p for p in (arguments.vararg, arguments.kwarg) if p is not None]
+        parts = [*statement.decorator_list, *arguments.defaults, *arguments.kw_defaults, statement.returns]
+        parts += [parameter.annotation for parameter in parameters]
+        return set().union(*(global_reads(part) for part in parts if part is not None))
+    assert isinstance(statement, ast.ClassDef)
+    header = [*statement.decorator_list, *statement.keywords]
+    if not _is_plain_subclass(statement):
+        header += statement.bases
+    reads = set().union(*(global_reads(part) for part in header))
+    return reads | _statement_reads(statement.body, frozenset(), _read_when_defined)
+
+
+def _is_plain_subclass(statement: ast.ClassDef) -> bool:
+    """A class with no decorator and no keyword (``metaclass=``), whose bases are dotted names
+    (``class Layer(nn.Module)``): defining it runs no code of the notebook's beyond its body,
+    unless a base is the notebook's own class (its ``__init_subclass__``)."""
+    if statement.decorator_list or statement.keywords:
+        return False
+    for base in statement.bases:
+        while isinstance(base, ast.Attribute):
+            base = base.value
+        if not isinstance(base, ast.Name):
+            return False
+    return True
+
+
+def _plain_base_roots(tree: ast.AST) -> set[str]:
+    """The names plain subclasses (``_is_plain_subclass``) anywhere in ``tree`` derive from
+    (``nn`` for ``nn.Module``)."""
+    roots = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ClassDef) and _is_plain_subclass(node):
+            for base in node.bases:
+                while isinstance(base, ast.Attribute):
+                    base = base.value
+                roots.add(base.id)
+    return roots
 
 
 def global_reads(tree: ast.AST) -> set[str]:
@@ -443,15 +502,19 @@ def cells_to_skip(source_cells: Sequence[NotebookNode], submitted_cells: Sequenc
 
     def rebinds_what_it_holds(name: str, index: int) -> bool:
         """Whether the candidate at ``index`` binds ``name`` only by an import that every running
-        cell binding the name makes too, and nothing else, with one of those cells before it: the
-        name holds that object already when the candidate would run."""
+        cell binding the name makes too, and nothing else, where running code only ever finds that
+        object under the name: one of those cells runs before the candidate, or before (or is)
+        every running cell that reads the name, and no test reads it from the notebook."""
         sources = candidates[index].binding_sources.get(name, {None})
         if None in sources or len(sources) != 1:
             return False
         binders = [i for i, cell in running.items() if name in cell.binding_sources]
-        return any(i < index for i in binders) and all(
-            running[i].binding_sources[name] == sources for i in binders
-        )
+        if not binders or any(running[i].binding_sources[name] != sources for i in binders):
+            return False
+        if min(binders) < index:
+            return True
+        readers = [i for i, cell in running.items() if name in cell.reads | cell.reads_after_cell]
+        return name not in read_by_tests and all(i >= min(binders) for i in readers)
 
     def bound_before(index: int) -> set[str]:
         """Names a running cell before ``index`` may bind: a literal bound to one of them again
@@ -463,9 +526,20 @@ def cells_to_skip(source_cells: Sequence[NotebookNode], submitted_cells: Sequenc
         the needed ones, those the checker fetches, those running functions read from their cell."""
         return needed | asked | set().union(*(cell.reads_after_cell for cell in running.values()))
 
+    def imported() -> set[str]:
+        """Names that running cells bind by imports and nothing else."""
+        sources: dict[str, set[str | None]] = {}
+        for cell in running.values():
+            for name in cell.global_binds:
+                sources.setdefault(name, set()).update(cell.binding_sources.get(name, {None}))
+        return {name for name, paths in sources.items() if None not in paths}
+
     def drawn_after(index: int) -> bool:
-        """Whether the statements of a running cell after ``index`` may draw random numbers."""
-        return any(cell.uses_names_now for i, cell in running.items() if i > index)
+        """Whether the statements of a running cell after ``index`` may draw random numbers: they
+        use a name of the notebook, or subclass a class that no import made (a library's classes
+        draw nothing when subclassed)."""
+        library = imported()
+        return any(cell.reads_now or cell.base_classes - library for i, cell in running.items() if i > index)
 
     changed = True
     while changed:
