@@ -1,6 +1,7 @@
 """Run a notebook top to bottom in a fresh kernel, keeping outputs and widget state."""
 
 import os
+import shutil
 import tempfile
 from pathlib import Path
 
@@ -57,7 +58,35 @@ def execute_notebook(
     error raises ``CellExecutionError``, also in cells tagged ``raises-exception`` (exercise
     cells carry that tag so that students' Run All goes on past them, but the solution must not
     fail anywhere).
+
+    Whatever the run writes into ``cwd`` is removed afterwards: lessons 8 and 9's export cells write
+    ``my_transformer.py`` there, with the solutions in it, and the student folder must hold only
+    the notebooks (the student repository copies it whole).
     """
+    already_there = set(os.listdir(cwd))
+    try:
+        _execute(notebook, cwd, allow_errors, env)
+    finally:
+        for name in set(os.listdir(cwd)) - already_there:
+            path = Path(cwd) / name
+            if path.is_dir() and not path.is_symlink():
+                shutil.rmtree(path)
+            else:
+                path.unlink()
+    merge_adjacent_streams(notebook)
+    error = None if allow_errors else _first_error(notebook)
+    if error is not None:
+        cell, output = error
+        raise CellExecutionError(
+            traceback="\n".join(output.get("traceback", [])),
+            ename=output.get("ename", ""),
+            evalue=f"{output.get('evalue', '')} (cell {cell.get('id')})",
+        )
+    return notebook
+
+
+def _execute(notebook: NotebookNode, cwd: Path, allow_errors: bool, env: dict[str, str] | None) -> None:
+    """Run the cells in a fresh kernel whose IPython profile names widget models stably."""
     kernel_env = dict(os.environ)
     # A kernel started here must not think it is being graded unless the caller says so.
     kernel_env.pop("NBGRADER_EXECUTION", None)
@@ -77,13 +106,3 @@ def execute_notebook(
             record_timing=False,
         )
         client.execute(env=kernel_env)
-    merge_adjacent_streams(notebook)
-    error = None if allow_errors else _first_error(notebook)
-    if error is not None:
-        cell, output = error
-        raise CellExecutionError(
-            traceback="\n".join(output.get("traceback", [])),
-            ename=output.get("ename", ""),
-            evalue=f"{output.get('evalue', '')} (cell {cell.get('id')})",
-        )
-    return notebook
