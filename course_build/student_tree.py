@@ -23,6 +23,7 @@ import nbformat
 from course_build.cell_roles import is_written_answer
 from course_build.paths import BOOK_CONFIG, REPO_ROOT, lesson_names, nbgrader_source_notebook
 from course_build.repositories import RepositoryConfigError, course_repositories, mentions
+from transformer_course.translation.solution_export import EXPORT_FILE
 
 # Paths relative to the repository root; folders are copied whole.
 INCLUDED = (
@@ -47,7 +48,10 @@ INCLUDED = (
     "scripts/install.sh",
     "scripts/book.sh",
 )
-IGNORED = shutil.ignore_patterns("__pycache__", "*.pyc", ".ipynb_checkpoints", "*.egg-info")
+# Left out of copied folders: caches, and the file lessons 8 and 9's export cells write beside the
+# notebooks (``my_transformer.py``, ``solution_export.EXPORT_FILE``), which holds whoever ran the
+# lessons' answers: the instructor's, on the instructor's checkout.
+IGNORED = shutil.ignore_patterns("__pycache__", "*.pyc", ".ipynb_checkpoints", "*.egg-info", EXPORT_FILE)
 ANSWER_MARKERS = ("BEGIN SOLUTION", "END SOLUTION", "BEGIN HIDDEN TESTS", "END HIDDEN TESTS")
 PAGES_WORKFLOW = Path(".github") / "workflows" / "pages.yml"
 STUDENT_PAGES_TEMPLATE = Path(__file__).with_name("student_pages.yml")

@@ -64,6 +64,18 @@ def test_tree_has_no_instructor_material(tree):
     assert check_no_answers(tree) == []
 
 
+def test_the_lessons_export_file_stays_out_of_the_tree(tmp_path, monkeypatch):
+    """An instructor who ran lessons 8 and 9 in their checkout has my_transformer.py, holding
+    their answers, beside the notebooks: the student repository leaves it out."""
+    checkout = tmp_path / "checkout"
+    (checkout / "notebooks").mkdir(parents=True)
+    (checkout / "notebooks" / "08_encoder_decoder.ipynb").write_text("{}")
+    (checkout / "notebooks" / "my_transformer.py").write_text("class MultiHeadAttention: ...")
+    monkeypatch.setattr(student_tree, "REPO_ROOT", checkout)
+    write_student_tree(tmp_path / "tree")
+    assert sorted(p.name for p in (tmp_path / "tree" / "notebooks").iterdir()) == ["08_encoder_decoder.ipynb"]
+
+
 def test_a_leaked_solution_is_caught(tree, tmp_path):
     leaky = tmp_path / "leaky"
     shutil.copytree(tree, leaky)
