@@ -4,6 +4,7 @@ import argparse
 import sys
 import time
 
+from course_build.authoring.execute import export_file_as_found
 from course_build.authoring.generate import regenerate, stale_artifacts
 from course_build.authoring.hidden_messages import revealing_messages
 from course_build.authoring.source import build_source_notebook
@@ -56,10 +57,11 @@ def main(argv: list[str] | None = None) -> int:
             "and compare strictly, and their hidden tests give no Apply answer away."
         )
         return 0
-    for lesson in lessons:
-        started = time.perf_counter()
-        regenerate(lesson)
-        print(f"{lesson}: regenerated in {time.perf_counter() - started:.1f} s", flush=True)
+    with export_file_as_found():
+        for lesson in lessons:
+            started = time.perf_counter()
+            regenerate(lesson)
+            print(f"{lesson}: regenerated in {time.perf_counter() - started:.1f} s", flush=True)
     return 0
 
 

@@ -9,7 +9,7 @@ from lesson_header import MYST_HEADER
 
 from course_build.authoring import generate
 from course_build.authoring import source as source_module
-from course_build.authoring.execute import execute_notebook, merge_adjacent_streams
+from course_build.authoring.execute import execute_notebook, export_file_as_found, merge_adjacent_streams
 from course_build.authoring.saved_widgets import PLAIN_TEXT, WIDGET_STATE, WIDGET_VIEW, prepare_saved_widgets
 
 LESSON = (
@@ -180,20 +180,25 @@ def test_consecutive_stream_chunks_are_joined_but_never_reordered():
     assert [o.get("text") for o in outputs] == ["k = 1\nk = 5\n", None, "after\n", "warning\n"]
 
 
-def test_running_a_lesson_leaves_nothing_beside_the_notebooks(tmp_path):
+def test_building_lessons_leaves_the_export_file_as_it_found_it(tmp_path):
     """Lessons 8 and 9's export cells write my_transformer.py, with the solutions in it, into the
-    folder the lesson runs in: regenerating must not leave it in notebooks/, which the student
-    repository copies whole."""
-    (tmp_path / "08_encoder_decoder.ipynb").write_text("{}")
-    code = (
-        "from pathlib import Path\n"
-        "Path('my_transformer.py').write_text('### BEGIN SOLUTION')\n"
-        "Path('runs').mkdir()\n"
-        "Path('runs', 'curve.json').write_text('[]')\n"
-        "print(sorted(p.name for p in Path('.').iterdir()))"
+    folder the lessons run in, and lesson 9 reads what lesson 8 wrote: a build keeps it from one
+    lesson to the next, then must neither leave it in notebooks/ (the student repository copies
+    the folder) nor replace an export the author made by hand."""
+
+    def run(code: str) -> str:
+        notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(code)])
+        return execute_notebook(notebook, cwd=tmp_path).cells[0].outputs[0]["text"]
+
+    lesson_8 = (
+        "from pathlib import Path\nPath('my_transformer.py').write_text('### BEGIN SOLUTION')\nprint(1)"
     )
-    notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(code)])
-    executed = execute_notebook(notebook, cwd=tmp_path)
-    printed = executed.cells[0].outputs[0]["text"]
-    assert printed.strip() == "['08_encoder_decoder.ipynb', 'my_transformer.py', 'runs']"
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["08_encoder_decoder.ipynb"]
+    lesson_9 = "from pathlib import Path\nprint(Path('my_transformer.py').read_text())"
+    with export_file_as_found(tmp_path):
+        run(lesson_8)
+        assert run(lesson_9) == "### BEGIN SOLUTION\n"
+    assert list(tmp_path.iterdir()) == []
+    (tmp_path / "my_transformer.py").write_text("the author's own export")
+    with export_file_as_found(tmp_path):
+        run(lesson_8)
+    assert (tmp_path / "my_transformer.py").read_text() == "the author's own export"

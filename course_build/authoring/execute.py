@@ -1,8 +1,9 @@
 """Run a notebook top to bottom in a fresh kernel, keeping outputs and widget state."""
 
+import contextlib
 import os
-import shutil
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 from nbclient import NotebookClient
@@ -10,6 +11,7 @@ from nbclient.exceptions import CellExecutionError
 from nbformat import NotebookNode
 
 from course_build.paths import NOTEBOOKS_DIR
+from transformer_course.translation.solution_export import EXPORT_FILE
 
 CELL_TIMEOUT_S = 600
 # An IPython startup file: the kernel names widget models deterministically (see the module).
@@ -58,35 +60,7 @@ def execute_notebook(
     error raises ``CellExecutionError``, also in cells tagged ``raises-exception`` (exercise
     cells carry that tag so that students' Run All goes on past them, but the solution must not
     fail anywhere).
-
-    Whatever the run writes into ``cwd`` is removed afterwards: lessons 8 and 9's export cells write
-    ``my_transformer.py`` there, with the solutions in it, and the student folder must hold only
-    the notebooks (the student repository copies it whole).
     """
-    already_there = set(os.listdir(cwd))
-    try:
-        _execute(notebook, cwd, allow_errors, env)
-    finally:
-        for name in set(os.listdir(cwd)) - already_there:
-            path = Path(cwd) / name
-            if path.is_dir() and not path.is_symlink():
-                shutil.rmtree(path)
-            else:
-                path.unlink()
-    merge_adjacent_streams(notebook)
-    error = None if allow_errors else _first_error(notebook)
-    if error is not None:
-        cell, output = error
-        raise CellExecutionError(
-            traceback="\n".join(output.get("traceback", [])),
-            ename=output.get("ename", ""),
-            evalue=f"{output.get('evalue', '')} (cell {cell.get('id')})",
-        )
-    return notebook
-
-
-def _execute(notebook: NotebookNode, cwd: Path, allow_errors: bool, env: dict[str, str] | None) -> None:
-    """Run the cells in a fresh kernel whose IPython profile names widget models stably."""
     kernel_env = dict(os.environ)
     # A kernel started here must not think it is being graded unless the caller says so.
     kernel_env.pop("NBGRADER_EXECUTION", None)
@@ -106,3 +80,34 @@ def _execute(notebook: NotebookNode, cwd: Path, allow_errors: bool, env: dict[st
             record_timing=False,
         )
         client.execute(env=kernel_env)
+    merge_adjacent_streams(notebook)
+    error = None if allow_errors else _first_error(notebook)
+    if error is not None:
+        cell, output = error
+        raise CellExecutionError(
+            traceback="\n".join(output.get("traceback", [])),
+            ename=output.get("ename", ""),
+            evalue=f"{output.get('evalue', '')} (cell {cell.get('id')})",
+        )
+    return notebook
+
+
+@contextlib.contextmanager
+def export_file_as_found(folder: Path = NOTEBOOKS_DIR) -> Iterator[None]:
+    """Leave ``folder``'s ``my_transformer.py`` (``EXPORT_FILE``) as it was before the block:
+    absent, or the bytes it held.
+
+    Lessons 8 and 9's export cells write that file where they run, with the solutions in it, and
+    lesson 9 trains from the classes lesson 8 wrote there, so a build of several lessons keeps it
+    from one lesson to the next. Afterwards the solutions must not stay beside the student
+    notebooks (the student repository copies the folder), nor replace an export of the author's.
+    """
+    export = Path(folder) / EXPORT_FILE
+    found = export.read_bytes() if export.is_file() else None
+    try:
+        yield
+    finally:
+        if found is None:
+            export.unlink(missing_ok=True)
+        else:
+            export.write_bytes(found)
