@@ -315,31 +315,30 @@ def _read_when_defined(statement: ast.stmt) -> set[str]:
     return reads | _statement_reads(statement.body, frozenset(), _read_when_defined)
 
 
+def _dotted_root(expression: ast.expr) -> str | None:
+    """The name a dotted name starts from (``nn`` for ``nn.Module``); None for anything else."""
+    while isinstance(expression, ast.Attribute):
+        expression = expression.value
+    return expression.id if isinstance(expression, ast.Name) else None
+
+
 def _is_plain_subclass(statement: ast.ClassDef) -> bool:
     """A class with no decorator and no keyword (``metaclass=``), whose bases are dotted names
     (``class Layer(nn.Module)``): defining it runs no code of the notebook's beyond its body,
     unless a base is the notebook's own class (its ``__init_subclass__``)."""
-    if statement.decorator_list or statement.keywords:
-        return False
-    for base in statement.bases:
-        while isinstance(base, ast.Attribute):
-            base = base.value
-        if not isinstance(base, ast.Name):
-            return False
-    return True
+    no_extras = not (statement.decorator_list or statement.keywords)
+    return no_extras and all(_dotted_root(base) is not None for base in statement.bases)
 
 
 def _plain_base_roots(tree: ast.AST) -> set[str]:
     """The names plain subclasses (``_is_plain_subclass``) anywhere in ``tree`` derive from
     (``nn`` for ``nn.Module``)."""
-    roots = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.ClassDef) and _is_plain_subclass(node):
-            for base in node.bases:
-                while isinstance(base, ast.Attribute):
-                    base = base.value
-                roots.add(base.id)
-    return roots
+    return {
+        _dotted_root(base)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ClassDef) and _is_plain_subclass(node)
+        for base in node.bases
+    }
 
 
 def global_reads(tree: ast.AST) -> set[str]:
@@ -511,10 +510,11 @@ def cells_to_skip(source_cells: Sequence[NotebookNode], submitted_cells: Sequenc
         binders = [i for i, cell in running.items() if name in cell.binding_sources]
         if not binders or any(running[i].binding_sources[name] != sources for i in binders):
             return False
-        if min(binders) < index:
+        first = min(binders)
+        if first < index:
             return True
         readers = [i for i, cell in running.items() if name in cell.reads | cell.reads_after_cell]
-        return name not in read_by_tests and all(i >= min(binders) for i in readers)
+        return name not in read_by_tests and all(i >= first for i in readers)
 
     def bound_before(index: int) -> set[str]:
         """Names a running cell before ``index`` may bind: a literal bound to one of them again

@@ -42,7 +42,7 @@ from nbclient.util import ensure_async, run_sync
 from nbformat import NotebookNode
 from nbgrader.coursedir import CourseDirectory
 from nbgrader.preprocessors import Execute
-from traitlets import Bool, Enum, Float, Integer
+from traitlets import Bool, Float, Integer, default
 
 from course_build.cell_roles import grade_id, is_test_cell
 from course_build.checking import wire
@@ -102,14 +102,13 @@ class SandboxedExecute(Execute):
         "and the verdicts are the same.",
     ).tag(config=True)
 
-    shutdown_kernel = Enum(
-        ["graceful", "immediate"],
-        default_value="immediate",
-        help="How the kernel stops once the notebook is graded: 'immediate' (killed) spares its "
-        "exit bookkeeping (IPython's history and a last garbage collection: about 0.1 s of CPU "
-        "per notebook with PyTorch loaded), and no code of the student's (an atexit hook) runs "
-        "after the last cell is judged.",
-    ).tag(config=True)
+    @default("shutdown_kernel")
+    def _kill_the_kernel_when_graded(self) -> str:
+        """nbclient's ``shutdown_kernel``, 'immediate' here: killing the kernel once the last cell
+        is judged spares its exit bookkeeping (IPython's history and a last garbage collection:
+        about 0.1 s of CPU per notebook with PyTorch loaded), and no code of the student's (an
+        atexit hook) runs after grading."""
+        return "immediate"
 
     def create_kernel_manager(self):
         if self.unsandboxed:
